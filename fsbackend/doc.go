@@ -1,0 +1,16 @@
+// Package fsbackend is the one small storage contract that the map store
+// and the checkpoint storage are written against, in the manner of pebble's
+// vfs and Go's io/fs.
+//
+// The contract (FS, Writer, Reader) states the durability meaning of each
+// method. What only some back ends can do is a Capability: DurableAppend
+// (local disk: Sync is fdatasync), AtomicRename (local, HDFS) and
+// ConditionalCreate (every back end here). Callers branch on capabilities,
+// never on the back end's type: the map store appends and syncs segments on
+// DurableAppend back ends and writes one immutable file per batch elsewhere.
+//
+// Implementations live in sub-packages: local (the default), hdfs, and the
+// object stores. errorfs wraps any FS to inject faults; memfs is an
+// in-memory FS that can simulate a crash by dropping unsynced bytes;
+// fsbackendtest is the conformance suite every back end runs.
+package fsbackend

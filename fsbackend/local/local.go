@@ -1,0 +1,335 @@
+// Package local is the fsbackend for the machine's own file system, the
+// default back end (storage.type hdfs with fs.defaultFS file:///, or local).
+//
+// Files are created with O_EXCL; Writer.Sync is fdatasync; Close syncs the
+// file and its directory before returning, so a closed file survives a
+// power cut. Rename is rename(2) followed by a directory sync.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// FS is a local directory used as an fsbackend.FS. It is safe for
+// concurrent use.
+type FS struct {
+	root   string
+	closed atomic.Bool
+}
+
+// New returns an FS rooted at dir, creating dir if needed.
+func New(dir string) (*FS, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
+	}
+	return &FS{root: abs}, nil
+}
+
+// Root returns the absolute directory the FS is rooted at.
+func (f *FS) Root() string { return f.root }
+
+func (f *FS) path(name string) (string, error) {
+	if f.closed.Load() {
+		return "", fsbackend.ErrClosed
+	}
+	if err := fsbackend.ValidName(name); err != nil {
+		return "", err
+	}
+	return filepath.Join(f.root, filepath.FromSlash(name)), nil
+}
+
+// Capabilities implements fsbackend.FS.
+func (f *FS) Capabilities() fsbackend.Capabilities {
+	return fsbackend.Capabilities{DurableAppend: true, AtomicRename: true, ConditionalCreate: true}
+}
+
+// Create implements fsbackend.FS.
+func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
+	p, err := f.path(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(p)
+	if err := mkdirAllSync(dir, f.root); err != nil {
+		return nil, err
+	}
+	file, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 3; try++ {
+		// A concurrent Remove emptied and removed the parent: make it again.
+		if err = mkdirAllSync(dir, f.root); err == nil {
+			file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &writer{f: file, dir: dir}, nil
+}
+
+// mkdirAllSync creates dir and syncs each parent whose entry it added, so a
+// new file's directory entry is reachable after a crash.
+func mkdirAllSync(dir, root string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir && strings.HasPrefix(parent, root) {
+		if err := mkdirAllSync(parent, root); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(parent)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return &fs.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	return nil
+}
+
+type writer struct {
+	f      *os.File
+	dir    string
+	closed bool
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, fsbackend.ErrClosed
+	}
+	return w.f.Write(p)
+}
+
+func (w *writer) Sync() error {
+	if w.closed {
+		return fsbackend.ErrClosed
+	}
+	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
+		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
+	}
+	return nil
+}
+
+// Truncate implements fsbackend.Truncater.
+func (w *writer) Truncate(size int64) error {
+	if w.closed {
+		return fsbackend.ErrClosed
+	}
+	if err := w.f.Truncate(size); err != nil {
+		return err
+	}
+	_, err := w.f.Seek(size, 0)
+	return err
+}
+
+func (w *writer) Close() error {
+	if w.closed {
+		return fsbackend.ErrClosed
+	}
+	w.closed = true
+	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
+		w.f.Close()
+		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
+	}
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	return syncDir(w.dir)
+}
+
+func (w *writer) Abort() error {
+	if !w.closed {
+		w.closed = true
+		w.f.Close()
+	}
+	err := os.Remove(w.f.Name())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+type reader struct {
+	*os.File
+	size int64
+}
+
+func (r *reader) Size() int64 { return r.size }
+
+// Open implements fsbackend.FS.
+func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
+	p, err := f.path(name)
+	if err != nil {
+		return nil, err
+	}
+	file, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	return &reader{File: file, size: st.Size()}, nil
+}
+
+// Stat implements fsbackend.FS.
+func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) {
+	p, err := f.path(name)
+	if err != nil {
+		return fsbackend.FileInfo{}, err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return fsbackend.FileInfo{}, err
+	}
+	if st.IsDir() {
+		return fsbackend.FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+	}
+	return fsbackend.FileInfo{Name: name, Size: st.Size(), ModTime: st.ModTime()}, nil
+}
+
+// List implements fsbackend.FS.
+func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error) {
+	if f.closed.Load() {
+		return nil, fsbackend.ErrClosed
+	}
+	if err := fsbackend.ValidDir(dir); err != nil {
+		return nil, err
+	}
+	base := filepath.Join(f.root, filepath.FromSlash(dir))
+	var out []fsbackend.FileInfo
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, err := filepath.Rel(f.root, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, fsbackend.FileInfo{Name: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Remove implements fsbackend.FS. Emptied parent directories below the
+// root are removed too.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	p, err := f.path(name)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrNotExist}
+	}
+	if err := os.Remove(p); err != nil {
+		return err
+	}
+	dir := filepath.Dir(p)
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	for dir != f.root && strings.HasPrefix(dir, f.root) {
+		if os.Remove(dir) != nil {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return nil
+}
+
+// Rename implements fsbackend.FS.
+func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
+	op, err := f.path(oldName)
+	if err != nil {
+		return err
+	}
+	np, err := f.path(newName)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(op); err != nil {
+		return err
+	}
+	if err := mkdirAllSync(filepath.Dir(np), f.root); err != nil {
+		return err
+	}
+	if err := os.Rename(op, np); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(np)); err != nil {
+		return err
+	}
+	if filepath.Dir(np) != filepath.Dir(op) {
+		return syncDir(filepath.Dir(op))
+	}
+	return nil
+}
+
+// Close implements fsbackend.FS.
+func (f *FS) Close() error {
+	f.closed.Store(true)
+	return nil
+}
+
+var _ fsbackend.FS = (*FS)(nil)
+
+func init() {
+	fsbackend.Register("local", func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
+		return New("/")
+	})
+}

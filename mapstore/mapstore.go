@@ -1,0 +1,92 @@
+package mapstore
+
+import (
+	"context"
+	"errors"
+)
+
+// Version orders the changes of one partition: by Epoch, then by Seq.
+// A new owner of a partition starts a new epoch; Seq grows within the
+// partition across epochs. Versions are never taken from a clock.
+type Version struct {
+	Epoch uint64
+	Seq   uint64
+}
+
+// Less reports whether v orders before w.
+func (v Version) Less(w Version) bool {
+	if v.Epoch != w.Epoch {
+		return v.Epoch < w.Epoch
+	}
+	return v.Seq < w.Seq
+}
+
+// Record is one versioned change of a map entry, or a loaded entry.
+// Key and Value are owned by the store once passed in, and owned by the
+// caller once returned: neither side modifies them afterwards.
+type Record struct {
+	Partition int
+	Version   Version
+	Key       []byte
+	Value     []byte // nil when Deleted
+	Deleted   bool
+}
+
+// MapStore is the MapStore/MapLoader contract of Hazelcast, as SeaTunnel's
+// FileMapStore implements it, with versions added so that recovery can
+// order changes without clocks. The map calls Store/Delete on the write
+// path and returns to its caller only after they returned nil: a nil return
+// means the change is durable.
+//
+// Implementations are safe for concurrent use. Records of one key are never
+// passed concurrently; records of different keys may be.
+type MapStore interface {
+	// Store makes one entry durable.
+	Store(ctx context.Context, r Record) error
+	// StoreAll makes several entries durable, all in one batch where the
+	// store can.
+	StoreAll(ctx context.Context, rs []Record) error
+	// Delete makes the deletion of r.Key durable (r.Value is ignored).
+	Delete(ctx context.Context, r Record) error
+	// DeleteAll makes several deletions durable.
+	DeleteAll(ctx context.Context, rs []Record) error
+
+	// Load returns the live entry of key, or ok false if there is none.
+	Load(ctx context.Context, key []byte) (r Record, ok bool, err error)
+	// LoadAll returns the live entries of those keys that have one.
+	LoadAll(ctx context.Context, keys [][]byte) ([]Record, error)
+	// LoadAllKeys returns every live key.
+	LoadAllKeys(ctx context.Context) ([][]byte, error)
+	// LoadPartition calls fn for every live entry of partition p; this is
+	// what EAGER and LAZY loading use. Damage found on the way is reported
+	// through Options.OnDamage and skipped, never returned as an error
+	// unless nothing of the partition could be read.
+	LoadPartition(ctx context.Context, p int, fn func(Record) error) error
+
+	// Close flushes and releases the store and stops its goroutines.
+	Close() error
+}
+
+// SnapshotSource gives a store the live entries of one partition, from
+// memory, so that compaction never needs to re-read the log. Upto is a
+// version such that every change of the partition at or below it is
+// reflected in entries (entries may also reflect later ones; each carries
+// its own version).
+type SnapshotSource func(ctx context.Context, p int) (entries []Record, upto Version, err error)
+
+// Snapshotter is implemented by stores that compact from memory.
+type Snapshotter interface {
+	// SetSnapshotSource installs the source used by compaction.
+	SetSnapshotSource(src SnapshotSource)
+	// Compact snapshots every partition whose log has grown and deletes
+	// the log files that snapshots now cover.
+	Compact(ctx context.Context) error
+}
+
+// Errors of the contract.
+var (
+	// ErrClosed is returned by calls on a closed store.
+	ErrClosed = errors.New("stowage/mapstore: store is closed")
+	// ErrLocked is returned when another process holds the store.
+	ErrLocked = errors.New("stowage/mapstore: store is locked by another process")
+)
