@@ -1,0 +1,396 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// scan lists the current generation, reads every log file once (in
+// parallel) and keeps each partition's records until LoadPartition takes
+// them. It also learns which log files each partition's records are in.
+func (s *Store) scan(ctx context.Context) error {
+	list, err := s.fs.List(ctx, genDir(s.gen))
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: list %s: %w", genDir(s.gen), err)
+	}
+	s.pending = make([][]logEntry, s.parts)
+	s.loaded = make([]bool, s.parts)
+	s.files = map[string]*logFile{}
+	s.snaps = make([][]snapFile, s.parts)
+	s.last = make([]mapstore.Version, s.parts)
+	s.since = make([]int64, s.parts)
+	s.liveBytes = make([]int64, s.parts)
+	var logs []fsbackend.FileInfo
+	for _, fi := range list {
+		_, kind, ok := parseName(fi.Name)
+		switch {
+		case !ok:
+			continue
+		case kind == kindLog:
+			logs = append(logs, fi)
+		case kind == kindSnap:
+			p, v, ok := parseSnapName(fi.Name)
+			if !ok || p >= s.parts {
+				continue
+			}
+			s.snaps[p] = append(s.snaps[p], snapFile{name: fi.Name, upto: v, bytes: fi.Size})
+		}
+	}
+	for p := range s.snaps {
+		sort.Slice(s.snaps[p], func(i, j int) bool { return s.snaps[p][i].upto.Less(s.snaps[p][j].upto) })
+		if n := len(s.snaps[p]); n > 0 {
+			s.last[p] = s.snaps[p][n-1].upto
+			s.liveBytes[p] = s.snaps[p][n-1].bytes
+		}
+	}
+	results, err := s.readLogs(ctx, logs, nil)
+	if err != nil {
+		return err
+	}
+	for i, res := range results {
+		lf := &logFile{name: logs[i].Name, size: logs[i].Size, maxVer: map[int]mapstore.Version{}}
+		s.files[lf.name] = lf
+		for _, e := range res {
+			if e.part < 0 || e.part >= s.parts {
+				s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", e.part, s.parts)})
+				continue
+			}
+			if mv, ok := lf.maxVer[e.part]; !ok || mv.Less(e.ver) {
+				lf.maxVer[e.part] = e.ver
+			}
+			if s.last[e.part].Less(e.ver) {
+				s.last[e.part] = e.ver
+			}
+			if n := len(s.snaps[e.part]); n == 0 || s.snaps[e.part][n-1].upto.Less(e.ver) {
+				s.since[e.part] += int64(len(e.key) + len(e.value) + 16)
+			}
+			s.pending[e.part] = append(s.pending[e.part], e)
+		}
+	}
+	return nil
+}
+
+// readLogs reads log files in parallel and returns each file's records,
+// keeping only partitions for which want returns true (all if want is nil).
+func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want func(int) bool) ([][]logEntry, error) {
+	results := make([][]logEntry, len(logs))
+	errs := make([]error, len(logs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	for i := range logs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			results[i], errs[i] = s.readLog(ctx, logs[i].Name, want)
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("stowage/mapstore/filestore: read %s: %w", logs[i].Name, err)
+		}
+	}
+	return results, nil
+}
+
+func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) ([]logEntry, error) {
+	buf, err := fsbackend.ReadFile(ctx, s.fs, name)
+	if err != nil {
+		if errors.Is(err, fsbackend.ErrNotExist) {
+			return nil, nil // removed by compaction meanwhile
+		}
+		return nil, err
+	}
+	sc := record.NewScanner(buf)
+	var out []logEntry
+	first := true
+	for sc.Next() {
+		f := sc.Frame()
+		if first {
+			first = false
+			if f.Type == typeLogHeader {
+				d := decoder{b: f.Payload}
+				h := decodeHeader(&d)
+				if d.err == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
+					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
+					return nil, nil
+				}
+				continue
+			}
+		}
+		e, err := decodeRecord(f)
+		if err != nil {
+			s.damage(Damage{File: name, Offset: sc.Offset(), Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
+			continue
+		}
+		if want != nil && !want(e.part) {
+			continue
+		}
+		out = append(out, e)
+	}
+	s.mu.Lock()
+	lf := s.files[name]
+	active := lf != nil && lf.active
+	s.mu.Unlock()
+	for _, d := range sc.Damages() {
+		if active && d.Tail {
+			continue // a batch being written right now
+		}
+		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
+	}
+	return out, nil
+}
+
+type liveEntry struct {
+	ver     mapstore.Version
+	value   []byte
+	deleted bool
+}
+
+// build merges a partition's newest readable snapshot and its log records
+// into the live entries, ordering by version only.
+func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []snapFile) (map[string]*liveEntry, error) {
+	live := map[string]*liveEntry{}
+	var upto mapstore.Version
+	for i := len(snaps) - 1; i >= 0; i-- {
+		entries, err := s.readSnapshot(ctx, snaps[i].name, p)
+		if err != nil {
+			s.damage(Damage{File: snaps[i].name, Reason: "snapshot unusable, falling back: " + err.Error()})
+			continue
+		}
+		for _, e := range entries {
+			live[string(e.Key)] = &liveEntry{ver: e.Version, value: e.Value}
+		}
+		upto = snaps[i].upto
+		break
+	}
+	// Epoch starts: a record of epoch e is dropped if a later epoch
+	// started from a sequence below the record's.
+	type start struct {
+		epoch, from uint64
+	}
+	var starts []start
+	for _, e := range logRecs {
+		if e.typ == typeEpoch {
+			starts = append(starts, start{e.ver.Epoch, e.ver.Seq})
+		}
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].epoch > starts[j].epoch })
+	cut := func(v mapstore.Version) bool {
+		for _, st := range starts {
+			if st.epoch <= v.Epoch {
+				return false
+			}
+			if v.Seq > st.from {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range logRecs {
+		if e.typ == typeEpoch || !upto.Less(e.ver) || cut(e.ver) {
+			continue
+		}
+		cur := live[string(e.key)]
+		if cur != nil && !cur.ver.Less(e.ver) {
+			continue
+		}
+		if cur == nil {
+			cur = &liveEntry{}
+			live[string(e.key)] = cur
+		}
+		cur.ver, cur.value, cur.deleted = e.ver, e.value, e.typ == typeDelete
+	}
+	return live, nil
+}
+
+// LoadPartition implements mapstore.MapStore. The first call for a
+// partition uses what Open scanned; later calls read storage again.
+func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	if p < 0 || p >= s.parts {
+		return fmt.Errorf("stowage/mapstore/filestore: partition %d out of range [0, %d)", p, s.parts)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return mapstore.ErrClosed
+	}
+	var recs []logEntry
+	fresh := !s.loaded[p]
+	if fresh {
+		recs = s.pending[p]
+	}
+	snaps := append([]snapFile(nil), s.snaps[p]...)
+	s.mu.Unlock()
+	if !fresh {
+		var err error
+		recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
+		if err != nil {
+			return err
+		}
+		snaps = s.snapsOf(snaps, p)
+	}
+	live, err := s.build(ctx, p, recs, snaps)
+	if err != nil {
+		return err
+	}
+	if fresh {
+		s.mu.Lock()
+		s.pending[p], s.loaded[p] = nil, true
+		s.mu.Unlock()
+	}
+	for k, e := range live {
+		if e.deleted {
+			continue
+		}
+		if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: []byte(k), Value: e.value}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reread lists and reads the current files again for the wanted partitions.
+func (s *Store) reread(ctx context.Context, want func(int) bool) ([]logEntry, []snapFile, error) {
+	list, err := s.fs.List(ctx, genDir(s.gen))
+	if err != nil {
+		return nil, nil, err
+	}
+	var logs []fsbackend.FileInfo
+	var snaps []snapFile
+	for _, fi := range list {
+		_, kind, ok := parseName(fi.Name)
+		if !ok {
+			continue
+		}
+		if kind == kindLog {
+			logs = append(logs, fi)
+		} else if p, v, ok := parseSnapName(fi.Name); ok && want(p) {
+			snaps = append(snaps, snapFile{name: fi.Name, upto: v, bytes: fi.Size})
+		}
+	}
+	res, err := s.readLogs(ctx, logs, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []logEntry
+	for _, r := range res {
+		recs = append(recs, r...)
+	}
+	sort.Slice(snaps, func(i, j int) bool { return snaps[i].upto.Less(snaps[j].upto) })
+	return recs, snaps, nil
+}
+
+func (s *Store) snapsOf(all []snapFile, p int) []snapFile {
+	var out []snapFile
+	for _, sf := range all {
+		if q, _, ok := parseSnapName(sf.name); ok && q == p {
+			out = append(out, sf)
+		}
+	}
+	return out
+}
+
+// Load implements mapstore.MapStore by reading the key's partition.
+func (s *Store) Load(ctx context.Context, key []byte) (mapstore.Record, bool, error) {
+	rs, err := s.LoadAll(ctx, [][]byte{key})
+	if err != nil || len(rs) == 0 {
+		return mapstore.Record{}, false, err
+	}
+	return rs[0], true, nil
+}
+
+// LoadAll implements mapstore.MapStore; each partition involved is read once.
+func (s *Store) LoadAll(ctx context.Context, keys [][]byte) ([]mapstore.Record, error) {
+	byPart := map[int][][]byte{}
+	for _, k := range keys {
+		p := partition.Of(k, s.parts)
+		byPart[p] = append(byPart[p], k)
+	}
+	live, err := s.readParts(ctx, func(p int) bool { return byPart[p] != nil })
+	if err != nil {
+		return nil, err
+	}
+	var out []mapstore.Record
+	for p, ks := range byPart {
+		for _, k := range ks {
+			if e := live[p][string(k)]; e != nil && !e.deleted {
+				out = append(out, mapstore.Record{Partition: p, Version: e.ver, Key: append([]byte(nil), k...), Value: append([]byte(nil), e.value...)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// LoadAllKeys implements mapstore.MapStore.
+func (s *Store) LoadAllKeys(ctx context.Context) ([][]byte, error) {
+	live, err := s.readParts(ctx, func(int) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, m := range live {
+		for k, e := range m {
+			if !e.deleted {
+				out = append(out, []byte(k))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Entries calls fn for every live entry of every partition, reading
+// storage; it is what inspect's dump uses.
+func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) error {
+	for p := 0; p < s.parts; p++ {
+		live, err := s.readParts(ctx, func(q int) bool { return q == p })
+		if err != nil {
+			return err
+		}
+		for k, e := range live[p] {
+			if e.deleted {
+				continue
+			}
+			if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: []byte(k), Value: e.value}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) readParts(ctx context.Context, want func(int) bool) (map[int]map[string]*liveEntry, error) {
+	if s.isClosed() {
+		return nil, mapstore.ErrClosed
+	}
+	recs, snaps, err := s.reread(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	byPart := map[int][]logEntry{}
+	for _, e := range recs {
+		byPart[e.part] = append(byPart[e.part], e)
+	}
+	out := map[int]map[string]*liveEntry{}
+	for p := 0; p < s.parts; p++ {
+		if !want(p) {
+			continue
+		}
+		live, err := s.build(ctx, p, byPart[p], s.snapsOf(snaps, p))
+		if err != nil {
+			return nil, err
+		}
+		out[p] = live
+	}
+	return out, nil
+}

@@ -1,0 +1,395 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/record"
+)
+
+const (
+	snapChunk       = 1 << 20 // bytes of entries per snapshot frame
+	minSnapshotLog  = 64 << 10
+	compactInterval = 2 * time.Second
+)
+
+func (s *Store) addFile(name string, size int64, active bool) {
+	s.mu.Lock()
+	s.files[name] = &logFile{name: name, size: size, maxVer: map[int]mapstore.Version{}, active: active}
+	s.mu.Unlock()
+}
+
+func (s *Store) finishFile(name string) {
+	s.mu.Lock()
+	if lf := s.files[name]; lf != nil {
+		lf.active = false
+	}
+	s.mu.Unlock()
+}
+
+// noteWritten records which partitions' versions a durable batch holds.
+func (s *Store) noteWritten(name string, n int64, batch []*request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lf := s.files[name]
+	if lf == nil {
+		return
+	}
+	if lf.active {
+		lf.size += n
+	}
+	for _, r := range batch {
+		per := int64(len(r.buf)) / int64(max(1, len(r.vers)))
+		for _, pv := range r.vers {
+			if mv, ok := lf.maxVer[pv.p]; !ok || mv.Less(pv.v) {
+				lf.maxVer[pv.p] = pv.v
+			}
+			if s.last[pv.p].Less(pv.v) {
+				s.last[pv.p] = pv.v
+			}
+			s.since[pv.p] += per
+		}
+	}
+}
+
+func (s *Store) compactLoop(ctx context.Context) {
+	t := time.NewTicker(compactInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.compactC:
+		case <-t.C:
+		}
+		if err := s.Compact(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("stowage/mapstore/filestore: compaction", "err", err)
+		}
+	}
+}
+
+// Compact implements mapstore.Snapshotter: it snapshots, from memory, every
+// loaded partition whose log since its last snapshot has outgrown
+// CompactRatio of its live bytes, and partitions that hold back the oldest
+// log file while the log is larger than the live data; then it deletes the
+// log files and snapshots that newer snapshots cover.
+func (s *Store) Compact(ctx context.Context) error {
+	s.mu.Lock()
+	src := s.source
+	if src == nil || s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	var due []int
+	var logBytes, live int64
+	for _, lf := range s.files {
+		logBytes += lf.size
+	}
+	for p := 0; p < s.parts; p++ {
+		live += s.liveBytes[p]
+		if !s.loaded[p] {
+			continue
+		}
+		limit := max(int64(float64(s.liveBytes[p])*s.opts.CompactRatio), minSnapshotLog)
+		if s.since[p] > limit {
+			due = append(due, p)
+		}
+	}
+	if len(due) == 0 && logBytes > max(int64(float64(live)*s.opts.CompactRatio), s.opts.SegmentSize) {
+		due = s.pinningOldest()
+	}
+	s.mu.Unlock()
+	for _, p := range due {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.snapshot(ctx, src, p); err != nil {
+			return err
+		}
+	}
+	return s.collect(ctx)
+}
+
+// pinningOldest returns the loaded partitions whose records keep the oldest
+// finished log file from being deleted. Called with s.mu held.
+func (s *Store) pinningOldest() []int {
+	var oldest *logFile
+	for _, lf := range s.files {
+		if lf.active {
+			continue
+		}
+		if oldest == nil || lf.name < oldest.name {
+			oldest = lf
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	var out []int
+	for p, v := range oldest.maxVer {
+		if s.loaded[p] && !s.covered(p, v) {
+			out = append(out, p)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// covered reports whether partition p's changes up to v are in the oldest
+// snapshot kept, so log records up to v are no longer needed. s.mu held.
+func (s *Store) covered(p int, v mapstore.Version) bool {
+	sn := s.snaps[p]
+	if len(sn) < s.opts.SnapshotRetain || len(sn) == 0 {
+		return false
+	}
+	return !sn[len(sn)-s.opts.SnapshotRetain].upto.Less(v)
+}
+
+// snapshot writes partition p's live entries from memory, reads the file
+// back, and only then makes it the partition's newest snapshot.
+func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int) error {
+	entries, upto, err := src(ctx, p)
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: snapshot source for partition %d: %w", p, err)
+	}
+	s.mu.Lock()
+	sn := s.snaps[p]
+	if n := len(sn); n > 0 && !sn[n-1].upto.Less(upto) {
+		s.since[p] = 0
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	name := snapName(s.gen, p, upto)
+	data, live := encodeSnapshot(fileHeader{Format: FormatVersion, Partitions: uint64(s.parts), Gen: s.gen, Run: s.run}, p, upto, entries)
+	if err := fsbackend.WriteFile(ctx, s.fs, name, data); err != nil {
+		if errors.Is(err, fsbackend.ErrExist) {
+			return nil
+		}
+		return fmt.Errorf("stowage/mapstore/filestore: write snapshot %s: %w", name, err)
+	}
+	if _, err := s.readSnapshot(ctx, name, p); err != nil {
+		_ = s.fs.Remove(ctx, name)
+		return fmt.Errorf("stowage/mapstore/filestore: snapshot %s did not read back clean: %w", name, err)
+	}
+	s.mu.Lock()
+	s.snaps[p] = append(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
+	s.since[p] = 0
+	s.liveBytes[p] = live
+	s.mu.Unlock()
+	return nil
+}
+
+// collect deletes snapshots beyond SnapshotRetain and log files whose
+// every record is covered by the snapshots kept.
+func (s *Store) collect(ctx context.Context) error {
+	s.mu.Lock()
+	var drop []string
+	for p := range s.snaps {
+		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
+			for _, sf := range s.snaps[p][:n-s.opts.SnapshotRetain] {
+				drop = append(drop, sf.name)
+			}
+			s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
+		}
+	}
+	var logs []string
+	for name, lf := range s.files {
+		if lf.active {
+			continue
+		}
+		ok := true
+		for p, v := range lf.maxVer {
+			if !s.covered(p, v) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			logs = append(logs, name)
+			delete(s.files, name)
+		}
+	}
+	s.mu.Unlock()
+	// Log files go first: a snapshot is only dropped once nothing older
+	// than the snapshots kept is left to fall back to.
+	for _, name := range append(logs, drop...) {
+		if err := s.fs.Remove(ctx, name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// encodeSnapshot frames a snapshot: header, chunks of entries, end frame.
+func encodeSnapshot(h fileHeader, p int, upto mapstore.Version, entries []mapstore.Record) ([]byte, int64) {
+	hp := encodeHeader(nil, h)
+	hp = appendUvarint(hp, uint64(p))
+	hp = appendUvarint(hp, upto.Epoch)
+	hp = appendUvarint(hp, upto.Seq)
+	out := record.Append(nil, typeSnapHeader, hp)
+	var chunk []byte
+	var live int64
+	for i := range entries {
+		e := &entries[i]
+		chunk = appendBytes(chunk, e.Key)
+		chunk = appendUvarint(chunk, e.Version.Epoch)
+		chunk = appendUvarint(chunk, e.Version.Seq)
+		chunk = appendBytes(chunk, e.Value)
+		live += int64(len(e.Key) + len(e.Value))
+		if len(chunk) >= snapChunk {
+			out = record.Append(out, typeSnapChunk, chunk)
+			chunk = chunk[:0]
+		}
+	}
+	if len(chunk) > 0 {
+		out = record.Append(out, typeSnapChunk, chunk)
+	}
+	out = record.Append(out, typeSnapEnd, appendUvarint(nil, uint64(len(entries))))
+	return out, live
+}
+
+// readSnapshot decodes a whole snapshot; any damage makes it unusable, so
+// that the caller falls back to an older one.
+func (s *Store) readSnapshot(ctx context.Context, name string, p int) ([]mapstore.Record, error) {
+	buf, err := fsbackend.ReadFile(ctx, s.fs, name)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSnapshot(buf, p, s.parts)
+}
+
+func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
+	sc := record.NewScanner(buf)
+	var out []mapstore.Record
+	state := 0
+	for sc.Next() {
+		f := sc.Frame()
+		d := decoder{b: f.Payload}
+		switch {
+		case state == 0 && f.Type == typeSnapHeader:
+			h := decodeHeader(&d)
+			hp := d.uvarint()
+			if d.err != nil || h.Format != FormatVersion || int(h.Partitions) != parts || int(hp) != p {
+				return nil, fmt.Errorf("header does not match partition %d of %d", p, parts)
+			}
+			state = 1
+		case state == 1 && f.Type == typeSnapChunk:
+			for len(d.b) > 0 && d.err == nil {
+				var r mapstore.Record
+				r.Partition = p
+				r.Key = d.bytes()
+				r.Version.Epoch = d.uvarint()
+				r.Version.Seq = d.uvarint()
+				r.Value = d.bytes()
+				if d.err == nil {
+					out = append(out, r)
+				}
+			}
+			if d.err != nil {
+				return nil, d.err
+			}
+		case state == 1 && f.Type == typeSnapEnd:
+			n := d.uvarint()
+			if d.err != nil || n != uint64(len(out)) {
+				return nil, fmt.Errorf("end frame counts %d entries, found %d", n, len(out))
+			}
+			state = 2
+		default:
+			return nil, fmt.Errorf("unexpected frame %q at offset %d", f.Type, sc.Offset())
+		}
+	}
+	if ds := sc.Damages(); len(ds) > 0 {
+		return nil, fmt.Errorf("damage at offset %d: %w", ds[0].Offset, ds[0].Err)
+	}
+	if state != 2 {
+		return nil, errors.New("snapshot is incomplete (no end frame)")
+	}
+	return out, nil
+}
+
+// rehash rewrites a map stored with another partition count: it reads every
+// old partition, writes snapshots of the new partitions into the next
+// generation, switches META to it, and removes the old generation.
+func (s *Store) rehash(ctx context.Context, m metaInfo) error {
+	old := &Store{opts: s.opts, fs: s.fs, parts: int(m.Partitions), gen: m.Gen, run: s.run, log: s.log}
+	if err := old.scan(ctx); err != nil {
+		return err
+	}
+	newParts := make([][]mapstore.Record, s.parts)
+	var maxEpoch uint64
+	for p := 0; p < old.parts; p++ {
+		if old.last[p].Epoch > maxEpoch {
+			maxEpoch = old.last[p].Epoch
+		}
+		live, err := old.build(ctx, p, old.pending[p], old.snaps[p])
+		if err != nil {
+			return err
+		}
+		for k, e := range live {
+			if e.deleted {
+				continue
+			}
+			np := partition.Of([]byte(k), s.parts)
+			newParts[np] = append(newParts[np], mapstore.Record{Partition: np, Key: []byte(k), Value: e.value})
+		}
+	}
+	gen := m.Gen + 1
+	for p, entries := range newParts {
+		v := mapstore.Version{Epoch: maxEpoch + 1, Seq: uint64(len(entries))}
+		for i := range entries {
+			entries[i].Version = mapstore.Version{Epoch: maxEpoch + 1, Seq: uint64(i + 1)}
+		}
+		data, _ := encodeSnapshot(fileHeader{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, Run: s.run}, p, v, entries)
+		name := snapName(gen, p, v)
+		if err := s.fs.Remove(ctx, name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+			return err
+		}
+		if err := fsbackend.WriteFile(ctx, s.fs, name, data); err != nil {
+			return fmt.Errorf("stowage/mapstore/filestore: re-hash to %d partitions: %w", s.parts, err)
+		}
+	}
+	nm := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, HashID: partition.HashID}
+	if err := fsbackend.WriteFileAtomic(ctx, s.fs, metaName, s.run, encodeMeta(nm)); err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: write %s: %w", metaName, err)
+	}
+	s.log.Info("stowage/mapstore/filestore: re-hashed map", "from", m.Partitions, "to", s.parts)
+	list, err := s.fs.List(ctx, genDir(m.Gen))
+	if err == nil {
+		for _, fi := range list {
+			_ = s.fs.Remove(ctx, fi.Name)
+		}
+	}
+	s.gen = gen
+	return nil
+}
+
+// ForceCompact snapshots every loaded partition that changed since its
+// last snapshot, whatever its log size, then deletes what is covered
+// (`stowage inspect compact` and tests use it).
+func (s *Store) ForceCompact(ctx context.Context) error {
+	s.mu.Lock()
+	src := s.source
+	var due []int
+	for p := 0; p < s.parts; p++ {
+		if s.loaded[p] {
+			due = append(due, p)
+		}
+	}
+	s.mu.Unlock()
+	if src == nil {
+		return errors.New("stowage/mapstore/filestore: no snapshot source set")
+	}
+	for _, p := range due {
+		if err := s.snapshot(ctx, src, p); err != nil {
+			return err
+		}
+	}
+	return s.collect(ctx)
+}

@@ -1,0 +1,352 @@
+package filestore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// Options configure a Store. The zero value of each field but FS means its
+// default.
+type Options struct {
+	// FS is rooted at the map's own directory
+	// (namespace/clusterName/<map>); the store touches nothing outside it.
+	FS fsbackend.FS
+	// Partitions is the partition count (default partition.DefaultCount).
+	// A map stored with another count is re-hashed on Open.
+	Partitions int
+	// SegmentSize is the size at which a local log segment is rolled
+	// (the map-store property block.size; default 64 MiB).
+	SegmentSize int64
+	// SnapshotRetain is how many snapshots per partition are kept (1 or
+	// 2, default 1). With 2, a snapshot damaged at rest falls back to the
+	// previous snapshot plus the log after it, for about one live size
+	// more disk; with 1, disk stays within about twice the live bytes.
+	SnapshotRetain int
+	// CompactRatio triggers a partition's snapshot once its log since the
+	// last snapshot exceeds this fraction of its live bytes (default 0.5).
+	CompactRatio float64
+	// RunID names this member run's log directory (default: time + random).
+	RunID string
+	// Logger receives warnings about damage (default slog.Default()).
+	Logger *slog.Logger
+	// OnDamage, if set, is called for every piece of damage found.
+	OnDamage func(Damage)
+	// OnBatch, if set, is called after each group-commit batch.
+	OnBatch func(records, bytes int, took time.Duration, err error)
+}
+
+// Damage describes bytes that could not be used.
+type Damage struct {
+	File   string `json:"file"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+	Reason string `json:"reason"`
+	// Tail marks a torn tail: the end of a file whose writer died. It is
+	// cut (ignored), and is expected after a crash.
+	Tail bool `json:"tail"`
+}
+
+func (d Damage) String() string {
+	kind := "damage"
+	if d.Tail {
+		kind = "torn tail"
+	}
+	return fmt.Sprintf("%s in %s at offset %d (%d bytes): %s", kind, d.File, d.Offset, d.Length, d.Reason)
+}
+
+// Store is the file map store. It is safe for concurrent use.
+type Store struct {
+	opts  Options
+	fs    fsbackend.FS
+	parts int
+	gen   uint64
+	run   string
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	closed    bool
+	pending   [][]logEntry // per partition: log records found at Open, until loaded
+	loaded    []bool
+	files     map[string]*logFile // finished or active log files
+	snaps     [][]snapFile        // per partition, oldest first
+	last      []mapstore.Version  // highest version seen per partition
+	since     []int64             // log bytes per partition since its newest snapshot
+	liveBytes []int64             // live bytes per partition as of its newest snapshot
+	source    mapstore.SnapshotSource
+
+	w        *writer
+	compactC chan struct{}
+	stop     context.CancelFunc
+	done     sync.WaitGroup
+}
+
+type logFile struct {
+	name   string
+	size   int64
+	maxVer map[int]mapstore.Version
+	active bool
+}
+
+type snapFile struct {
+	name  string
+	upto  mapstore.Version
+	bytes int64
+}
+
+// Open opens (creating if needed) the map directory on opts.FS and scans it.
+// Entries are read into memory by LoadPartition.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.FS == nil {
+		return nil, errors.New("stowage/mapstore/filestore: Options.FS is nil")
+	}
+	if opts.Partitions <= 0 {
+		opts.Partitions = partition.DefaultCount
+	}
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = 64 << 20
+	}
+	if opts.SnapshotRetain <= 0 {
+		opts.SnapshotRetain = 1
+	}
+	if opts.SnapshotRetain > 2 {
+		return nil, fmt.Errorf("stowage/mapstore/filestore: SnapshotRetain %d: must be 1 or 2", opts.SnapshotRetain)
+	}
+	if opts.CompactRatio <= 0 {
+		opts.CompactRatio = 0.5
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RunID == "" {
+		opts.RunID = NewRunID()
+	} else if err := fsbackend.ValidName(opts.RunID); err != nil {
+		return nil, fmt.Errorf("stowage/mapstore/filestore: RunID: %w", err)
+	}
+	s := &Store{opts: opts, fs: opts.FS, parts: opts.Partitions, run: opts.RunID, log: opts.Logger}
+	m, err := s.openMeta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.gen = m.Gen
+	if int(m.Partitions) != s.parts {
+		if err := s.rehash(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.scan(ctx); err != nil {
+		return nil, err
+	}
+	s.w = newWriter(s)
+	cctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	s.compactC = make(chan struct{}, 1)
+	s.done.Add(2)
+	go func() { defer s.done.Done(); s.w.run() }()
+	go func() { defer s.done.Done(); s.compactLoop(cctx) }()
+	return s, nil
+}
+
+// NewRunID returns a fresh member-run id: UTC time plus 8 random hex digits.
+func NewRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// metaInfo is the content of META.
+type metaInfo struct {
+	Format     uint64
+	Partitions uint64
+	Gen        uint64
+	HashID     string
+}
+
+const metaName = "META"
+
+func encodeMeta(m metaInfo) []byte {
+	p := appendUvarint(nil, m.Format)
+	p = appendUvarint(p, m.Partitions)
+	p = appendUvarint(p, m.Gen)
+	p = appendBytes(p, []byte(m.HashID))
+	return record.Append(nil, typeMeta, p)
+}
+
+func decodeMeta(b []byte) (metaInfo, error) {
+	f, n, err := record.Decode(b)
+	if err != nil {
+		return metaInfo{}, err
+	}
+	if f.Type != typeMeta || n != len(b) {
+		return metaInfo{}, errPayload
+	}
+	d := decoder{b: f.Payload}
+	m := metaInfo{Format: d.uvarint(), Partitions: d.uvarint(), Gen: d.uvarint()}
+	m.HashID = string(d.bytes())
+	return m, d.err
+}
+
+// ReadMeta reads a map directory's META: format, partition count, generation.
+func ReadMeta(ctx context.Context, f fsbackend.FS) (partitions int, gen uint64, err error) {
+	b, err := fsbackend.ReadFile(ctx, f, metaName)
+	if err != nil {
+		return 0, 0, err
+	}
+	m, err := decodeMeta(b)
+	if err != nil {
+		return 0, 0, fmt.Errorf("stowage/mapstore/filestore: %s: %w", metaName, err)
+	}
+	return int(m.Partitions), m.Gen, nil
+}
+
+func (s *Store) openMeta(ctx context.Context) (metaInfo, error) {
+	b, err := fsbackend.ReadFile(ctx, s.fs, metaName)
+	switch {
+	case err == nil:
+		m, derr := decodeMeta(b)
+		if derr == nil {
+			if m.Format != FormatVersion {
+				return m, fmt.Errorf("stowage/mapstore/filestore: %s: format version %d is not supported (this program reads %d)", metaName, m.Format, FormatVersion)
+			}
+			if m.HashID != partition.HashID {
+				return m, fmt.Errorf("stowage/mapstore/filestore: %s: key hash %q is not supported (this program uses %q)", metaName, m.HashID, partition.HashID)
+			}
+			return m, nil
+		}
+		s.damage(Damage{File: metaName, Length: int64(len(b)), Reason: derr.Error()})
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return metaInfo{}, fmt.Errorf("stowage/mapstore/filestore: read %s: %w", metaName, err)
+	}
+	// Missing or damaged META: rebuild it from the data files' headers.
+	m, found, err := s.inferMeta(ctx)
+	if err != nil {
+		return m, err
+	}
+	if found {
+		s.damage(Damage{File: metaName, Reason: fmt.Sprintf("missing or unreadable; rebuilt from data files (%d partitions, generation %d)", m.Partitions, m.Gen)})
+	}
+	if err := fsbackend.WriteFileAtomic(ctx, s.fs, metaName, s.run, encodeMeta(m)); err != nil {
+		return m, fmt.Errorf("stowage/mapstore/filestore: write %s: %w", metaName, err)
+	}
+	return m, nil
+}
+
+// inferMeta derives META from the newest generation's file headers, or
+// returns a fresh one for an empty directory.
+func (s *Store) inferMeta(ctx context.Context) (metaInfo, bool, error) {
+	m := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: 1, HashID: partition.HashID}
+	list, err := s.fs.List(ctx, "")
+	if err != nil {
+		return m, false, fmt.Errorf("stowage/mapstore/filestore: list: %w", err)
+	}
+	var best *fileHeader
+	for _, fi := range list {
+		if _, _, ok := parseName(fi.Name); !ok {
+			continue
+		}
+		h, err := s.readHeader(ctx, fi.Name)
+		if err != nil {
+			continue
+		}
+		if best == nil || h.Gen > best.Gen {
+			hh := h
+			best = &hh
+		}
+	}
+	if best == nil {
+		return m, false, nil
+	}
+	m.Partitions, m.Gen = best.Partitions, best.Gen
+	return m, true, nil
+}
+
+func (s *Store) readHeader(ctx context.Context, name string) (fileHeader, error) {
+	r, err := s.fs.Open(ctx, name)
+	if err != nil {
+		return fileHeader{}, err
+	}
+	defer r.Close()
+	n := min(r.Size(), 4096)
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, 0); err != nil && int64(len(buf)) != n {
+		return fileHeader{}, err
+	}
+	f, _, err := record.Decode(buf)
+	if err != nil {
+		return fileHeader{}, err
+	}
+	if f.Type != typeLogHeader && f.Type != typeSnapHeader {
+		return fileHeader{}, errPayload
+	}
+	d := decoder{b: f.Payload}
+	h := decodeHeader(&d)
+	return h, d.err
+}
+
+func (s *Store) damage(d Damage) {
+	if d.Tail {
+		s.log.Info("stowage/mapstore/filestore: cut torn tail", "file", d.File, "offset", d.Offset, "bytes", d.Length)
+	} else {
+		s.log.Warn("stowage/mapstore/filestore: skipped damaged data", "file", d.File, "offset", d.Offset, "bytes", d.Length, "reason", d.Reason)
+	}
+	if s.opts.OnDamage != nil {
+		s.opts.OnDamage(d)
+	}
+}
+
+// Partitions returns the partition count the store works with.
+func (s *Store) Partitions() int { return s.parts }
+
+// LastVersion returns the highest version the store holds for partition p,
+// including deletes and epoch starts: the owner continues from it.
+func (s *Store) LastVersion(p int) mapstore.Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[p]
+}
+
+// SetSnapshotSource implements mapstore.Snapshotter.
+func (s *Store) SetSnapshotSource(src mapstore.SnapshotSource) {
+	s.mu.Lock()
+	s.source = src
+	s.mu.Unlock()
+}
+
+// Close flushes queued writes, stops the compactor and the writer and
+// closes the active segment. Calls after Close fail with mapstore.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return mapstore.ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	err := s.w.close()
+	s.done.Wait()
+	return err
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+var (
+	_ mapstore.MapStore    = (*Store)(nil)
+	_ mapstore.Snapshotter = (*Store)(nil)
+)

@@ -1,0 +1,282 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// writer is the group committer: callers queue framed records, and one
+// flusher writes everything queued while the previous flush ran as one
+// batch, with one fdatasync (DurableAppend back ends) or one new closed
+// file (every other back end). There is no fixed delay.
+type writer struct {
+	s      *Store
+	append bool
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []*request
+	closing bool
+
+	// owned by the flusher goroutine
+	seg     fsbackend.Writer
+	segName string
+	segSize int64
+	segN    int
+	buf     []byte
+}
+
+type request struct {
+	buf  []byte
+	vers []partVer
+	n    int
+	done chan error
+}
+
+type partVer struct {
+	p int
+	v mapstore.Version
+}
+
+var reqPool = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
+
+func newWriter(s *Store) *writer {
+	w := &writer{s: s, append: s.fs.Capabilities().DurableAppend}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// submit queues framed records and waits until they are durable.
+func (w *writer) submit(ctx context.Context, r *request) error {
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return mapstore.ErrClosed
+	}
+	w.queue = append(w.queue, r)
+	w.cond.Signal()
+	w.mu.Unlock()
+	// The record may already be on its way to disk; the caller must learn
+	// its outcome, so a cancelled context does not abandon the wait.
+	return <-r.done
+}
+
+func (w *writer) run() {
+	var batch []*request
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closing {
+			w.cond.Wait()
+		}
+		if len(w.queue) == 0 && w.closing {
+			w.mu.Unlock()
+			w.finish()
+			return
+		}
+		batch, w.queue = w.queue, batch[:0]
+		w.mu.Unlock()
+		w.flush(batch)
+		for i := range batch {
+			batch[i] = nil
+		}
+	}
+}
+
+func (w *writer) close() error {
+	w.mu.Lock()
+	w.closing = true
+	w.cond.Signal()
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *writer) header() []byte {
+	h := encodeHeader(nil, fileHeader{Format: FormatVersion, Partitions: uint64(w.s.parts), Gen: w.s.gen, Run: w.s.run})
+	return record.Append(nil, typeLogHeader, h)
+}
+
+func (w *writer) flush(batch []*request) {
+	start := time.Now()
+	w.buf = w.buf[:0]
+	n := 0
+	for _, r := range batch {
+		w.buf = append(w.buf, r.buf...)
+		n += r.n
+	}
+	name, err := w.write(w.buf)
+	if err == nil {
+		w.s.noteWritten(name, int64(len(w.buf)), batch)
+	}
+	if w.s.opts.OnBatch != nil {
+		w.s.opts.OnBatch(n, len(w.buf), time.Since(start), err)
+	}
+	for _, r := range batch {
+		r.done <- err
+	}
+	if err == nil {
+		select {
+		case w.s.compactC <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// write makes b durable and returns the file it went to.
+func (w *writer) write(b []byte) (string, error) {
+	ctx := context.Background()
+	if !w.append {
+		w.segN++
+		name := logName(w.s.gen, w.s.run, w.segN)
+		data := append(w.header(), b...)
+		if err := fsbackend.WriteFile(ctx, w.s.fs, name, data); err != nil {
+			_ = w.s.fs.Remove(ctx, name)
+			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
+		}
+		w.s.addFile(name, int64(len(data)), false)
+		return name, nil
+	}
+	if w.seg == nil {
+		w.segN++
+		name := logName(w.s.gen, w.s.run, w.segN)
+		seg, err := w.s.fs.Create(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("stowage/mapstore/filestore: create %s: %w", name, err)
+		}
+		h := w.header()
+		if _, err := seg.Write(h); err != nil {
+			_ = seg.Abort()
+			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
+		}
+		w.seg, w.segName, w.segSize = seg, name, int64(len(h))
+		w.s.addFile(name, int64(len(h)), true)
+	}
+	_, err := w.seg.Write(b)
+	if err == nil {
+		err = w.seg.Sync()
+	}
+	if err != nil {
+		// Cut the failed batch off so it cannot reappear after a restart;
+		// if that fails too, leave the segment and start a new one.
+		if t, ok := w.seg.(fsbackend.Truncater); !ok || t.Truncate(w.segSize) != nil {
+			_ = w.seg.Close()
+			w.s.finishFile(w.segName)
+			w.seg = nil
+		}
+		return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", w.segName, err)
+	}
+	w.segSize += int64(len(b))
+	name := w.segName
+	if w.segSize >= w.s.opts.SegmentSize {
+		w.roll()
+	}
+	return name, nil
+}
+
+func (w *writer) roll() {
+	if w.seg == nil {
+		return
+	}
+	if err := w.seg.Close(); err != nil && !errors.Is(err, fsbackend.ErrClosed) {
+		w.s.log.Warn("stowage/mapstore/filestore: closing segment", "file", w.segName, "err", err)
+	}
+	w.s.finishFile(w.segName)
+	w.seg = nil
+}
+
+func (w *writer) finish() { w.roll() }
+
+// encodeRequest frames records into a pooled request.
+func encodeRequest(rs []mapstore.Record) *request {
+	r := reqPool.Get().(*request)
+	r.buf, r.vers, r.n = r.buf[:0], r.vers[:0], len(rs)
+	var scratch []byte
+	for i := range rs {
+		r.buf, scratch = appendRecord(r.buf, &rs[i], scratch)
+		r.vers = append(r.vers, partVer{rs[i].Partition, rs[i].Version})
+	}
+	return r
+}
+
+func releaseRequest(r *request) {
+	if cap(r.buf) > 1<<20 {
+		r.buf = nil
+	}
+	reqPool.Put(r)
+}
+
+// write queues records and waits until durable.
+func (s *Store) write(ctx context.Context, rs []mapstore.Record) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	for i := range rs {
+		if rs[i].Partition < 0 || rs[i].Partition >= s.parts {
+			return fmt.Errorf("stowage/mapstore/filestore: record partition %d out of range [0, %d)", rs[i].Partition, s.parts)
+		}
+		if len(rs[i].Key)+len(rs[i].Value)+64 > record.MaxPayload {
+			return fmt.Errorf("stowage/mapstore/filestore: entry of %d bytes exceeds the %d-byte record limit", len(rs[i].Key)+len(rs[i].Value), record.MaxPayload)
+		}
+	}
+	if s.isClosed() {
+		return mapstore.ErrClosed
+	}
+	r := encodeRequest(rs)
+	err := s.w.submit(ctx, r)
+	releaseRequest(r)
+	return err
+}
+
+// Store implements mapstore.MapStore.
+func (s *Store) Store(ctx context.Context, r mapstore.Record) error {
+	r.Deleted = false
+	return s.write(ctx, []mapstore.Record{r})
+}
+
+// StoreAll implements mapstore.MapStore; the records go in one batch.
+func (s *Store) StoreAll(ctx context.Context, rs []mapstore.Record) error {
+	for i := range rs {
+		rs[i].Deleted = false
+	}
+	return s.write(ctx, rs)
+}
+
+// Delete implements mapstore.MapStore.
+func (s *Store) Delete(ctx context.Context, r mapstore.Record) error {
+	r.Deleted, r.Value = true, nil
+	return s.write(ctx, []mapstore.Record{r})
+}
+
+// DeleteAll implements mapstore.MapStore.
+func (s *Store) DeleteAll(ctx context.Context, rs []mapstore.Record) error {
+	for i := range rs {
+		rs[i].Deleted, rs[i].Value = true, nil
+	}
+	return s.write(ctx, rs)
+}
+
+// StartEpoch makes durable that partition p's owner starts epoch v.Epoch,
+// having taken over everything up to v.Seq. On recovery, records of an
+// older epoch beyond v.Seq are dropped (no resurrection of writes that
+// were never acknowledged before a fail-over).
+func (s *Store) StartEpoch(ctx context.Context, p int, v mapstore.Version) error {
+	if p < 0 || p >= s.parts {
+		return fmt.Errorf("stowage/mapstore/filestore: partition %d out of range", p)
+	}
+	if s.isClosed() {
+		return mapstore.ErrClosed
+	}
+	r := reqPool.Get().(*request)
+	r.buf = record.Append(r.buf[:0], typeEpoch, encodeEpoch(p, v))
+	r.vers = append(r.vers[:0], partVer{p, v})
+	r.n = 1
+	err := s.w.submit(ctx, r)
+	releaseRequest(r)
+	return err
+}
