@@ -296,7 +296,7 @@ func snapFiles(t *testing.T, dir string) []string {
 func TestDamagedSnapshotFallsBack(t *testing.T) {
 	e := newEnv(t)
 	m := newModel(1)
-	opts := filestore.Options{SnapshotRetain: 2}
+	opts := filestore.Options{SnapshotRetain: 2, SegmentSize: 4096}
 	s := e.open(opts)
 	s.SetSnapshotSource(m.source)
 	loadAll(t, s) // partitions count as loaded, so they may be compacted
@@ -311,6 +311,13 @@ func TestDamagedSnapshotFallsBack(t *testing.T) {
 	}
 	if err := compactAll(ctx, s, m); err != nil {
 		t.Fatal(err)
+	}
+	// The log the first snapshots cover is gone: the "c" entries now live
+	// only in snapshots, so loading them below proves the fallback.
+	for _, lf := range logFiles(t, e.dir) {
+		if data, _ := os.ReadFile(lf); bytes.Contains(data, []byte("c0000")) {
+			t.Fatalf("log %s still holds the first entries; compaction removed nothing", lf)
+		}
 	}
 	for k, v := range fill(t, s, m, 20, "e") {
 		want[k] = v
