@@ -450,4 +450,3 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request, bucket string) {
 	out.KeyCount = n
 	writeXML(w, out)
 }
-

@@ -65,7 +65,7 @@ type Server struct {
 	faultSt int
 
 	requests, faulted, puts, stored, copies, authFail, deletes atomic.Int64
-	reqID                                                     atomic.Int64
+	reqID                                                      atomic.Int64
 }
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
