@@ -1,0 +1,192 @@
+package hdfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"time"
+
+	gohdfs "github.com/colinmarc/hdfs/v2"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// closeRetries bounds how often Writer.Close asks the NameNode to complete
+// a file whose last block is still being replicated, and how often it
+// retries completing while no NameNode answers.
+const closeRetries = 12
+
+// writer is an fsbackend.Writer for one new HDFS file. It is not safe for
+// concurrent use.
+type writer struct {
+	f      *FS
+	c      *client // holds one reference until Close or Abort
+	fw     *gohdfs.FileWriter
+	path   string
+	closed bool // Close or Abort was called
+	done   bool // the reference was released
+}
+
+func (w *writer) release() {
+	if !w.done {
+		w.done = true
+		w.f.cache.release(w.c)
+	}
+}
+
+func (w *writer) deadline() {
+	if d := w.f.cfg.SocketTimeout; d > 0 {
+		_ = w.fw.SetDeadline(time.Now().Add(d))
+	}
+}
+
+// Write implements io.Writer. Bytes are sent to the DataNode pipeline but
+// are not durable until Close returns nil.
+func (w *writer) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, &fs.PathError{Op: "write", Path: w.path, Err: fsbackend.ErrClosed}
+	}
+	w.deadline()
+	n, err := w.fw.Write(p)
+	if err != nil {
+		return n, classifyData("write", w.path, err)
+	}
+	return n, nil
+}
+
+// Sync implements fsbackend.Writer: HDFS through this client has no durable
+// flush, so it is ErrUnsupported; Close makes the file durable.
+func (w *writer) Sync() error {
+	if w.closed {
+		return &fs.PathError{Op: "sync", Path: w.path, Err: fsbackend.ErrClosed}
+	}
+	return &fs.PathError{Op: "sync", Path: w.path, Err: fsbackend.ErrUnsupported}
+}
+
+// Close finishes the file: it waits for the DataNode pipeline to
+// acknowledge every packet and completes the file at the NameNode,
+// retrying with backoff while the last block is still replicating.
+func (w *writer) Close() error {
+	if w.closed {
+		return &fs.PathError{Op: "close", Path: w.path, Err: fsbackend.ErrClosed}
+	}
+	w.closed = true
+	defer w.release()
+	w.deadline()
+	err := w.fw.Close()
+	delay := 20 * time.Millisecond
+	for try := 0; err != nil && try < closeRetries && retryClose(err); try++ {
+		time.Sleep(delay) // backoff between NameNode calls, not a test wait
+		delay = min(2*delay, 2*time.Second)
+		err = w.fw.Close()
+	}
+	if err != nil {
+		if gohdfs.IsErrReplicating(err) {
+			return &fs.PathError{Op: "close", Path: w.path, Err: fmt.Errorf("stowage/fsbackend/hdfs: last block still not replicated after %d tries: %w", closeRetries+1, err)}
+		}
+		cerr := classifyData("close", w.path, err)
+		if unreachable(cerr) {
+			w.f.cache.markBroken(w.c)
+		}
+		return cerr
+	}
+	return nil
+}
+
+// retryClose reports whether Close may be called again: the file is being
+// replicated, or the NameNode did not answer the "complete" call (the Go
+// client reports that step's errors as *os.PathError with Op "create"; by
+// then every block was finalized, so only "complete" is repeated).
+func retryClose(err error) bool {
+	if gohdfs.IsErrReplicating(err) {
+		return true
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "create" {
+		kind, _ := kindOf(pe.Err)
+		return errors.Is(kind, ErrNameNodeUnreachable)
+	}
+	return false
+}
+
+// Abort implements fsbackend.Writer: it closes the file (once, without
+// waiting for replication) and removes it.
+func (w *writer) Abort() error {
+	if !w.closed {
+		w.closed = true
+		_ = w.fw.Close()
+	}
+	w.release()
+	err := w.f.Remove(contextBackground(), w.path[1:])
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// classifyData is classify for DataNode traffic: a broken connection there
+// is a DataNode failure, not an unreachable NameNode.
+func classifyData(op, path string, err error) error {
+	var remote gohdfs.Error
+	var pe *fs.PathError
+	if errors.As(err, &remote) || (errors.As(err, &pe) && pe.Op == "create") {
+		return classify(op, path, err)
+	}
+	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("stowage/fsbackend/hdfs: datanode pipeline: %w", err)}
+}
+
+// reader is an fsbackend.Reader. The Go client's ReadAt seeks, so calls
+// are serialized; it is safe for concurrent use.
+type reader struct {
+	f    *FS
+	c    *client
+	path string
+	size int64
+
+	mu     sync.Mutex
+	fr     *gohdfs.FileReader
+	closed bool
+}
+
+func (r *reader) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, &fs.PathError{Op: "read", Path: r.path, Err: fsbackend.ErrClosed}
+	}
+	if off >= r.size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	if d := r.f.cfg.SocketTimeout; d > 0 {
+		_ = r.fr.SetDeadline(time.Now().Add(d))
+	}
+	n, err := r.fr.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, classifyData("read", r.path, err)
+	}
+	return n, err
+}
+
+// Close implements io.Closer.
+func (r *reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	err := r.fr.Close()
+	r.f.cache.release(r.c)
+	if err != nil {
+		return &fs.PathError{Op: "close", Path: r.path, Err: err}
+	}
+	return nil
+}

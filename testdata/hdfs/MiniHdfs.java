@@ -1,0 +1,400 @@
+// MiniHdfs runs a real HDFS (MiniDFSCluster: NameNode(s) + one DataNode) on
+// 127.0.0.1 for stowage's HDFS back-end tests, and takes orders on a small
+// line protocol so that a test can fail over, enter safe mode, set quotas and
+// restart NameNodes. start.sh compiles and starts it; see README.md.
+//
+// Usage: java MiniHdfs single|ha BASE_DIR CONF_DIR READY_FILE
+//
+// When the cluster is active it writes CONF_DIR/core-site.xml and
+// hdfs-site.xml, then READY_FILE (shell `export` lines), last of all, so
+// that the file's appearance means "ready". It stops on SIGTERM, on the
+// control command "shutdown", or when stdin reaches end of file if the
+// system property stowage.stdinWatch is true.
+//
+// Control protocol (one TCP connection per client, one command per line,
+// one reply line per command, "ok ..." or "err ..."):
+//
+//   ping                       ok
+//   state                      ok nn0=active nn1=standby
+//   active                     ok <index of the active NameNode>
+//   failover                   make the standby active (transitionToStandby
+//                              of the active one, transitionToActive of the other)
+//   transition-active I        transitionToActive(I)
+//   transition-standby I       transitionToStandby(I)
+//   shutdown-nn I              shutdownNameNode(I)
+//   restart-nn I               restartNameNode(I) and wait until it is up
+//                              (in HA mode it comes back standby)
+//   restart                    restart every NameNode (single: and wait active)
+//   safemode enter|leave       on the active NameNode
+//   quota PATH NS DS           setQuota(PATH, NS, DS): NS counts names
+//                              (files + directories), DS counts bytes
+//                              times replication
+//   clrquota PATH              clear both quotas
+//   mkdir PATH                 mkdirs
+//   chmod PATH OCTAL           setPermission
+//   chown PATH USER GROUP      setOwner
+//   shutdown                   stop the cluster and exit
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.hdfs.DistributedFileSystem;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.hdfs.MiniDFSNNTopology;
+import org.apache.hadoop.hdfs.protocol.HdfsConstants;
+
+public final class MiniHdfs {
+    private static final String NS = "stowagens";
+
+    private final boolean ha;
+    private final File base;
+    private final File confDir;
+    private final File readyFile;
+    private final int[] nnPorts;
+    private MiniDFSCluster cluster;
+    private final CountDownLatch stop = new CountDownLatch(1);
+
+    private MiniHdfs(boolean ha, File base, File confDir, File readyFile) throws IOException {
+        this.ha = ha;
+        this.base = base;
+        this.confDir = confDir;
+        this.readyFile = readyFile;
+        this.nnPorts = new int[ha ? 2 : 1];
+        for (int i = 0; i < nnPorts.length; i++) {
+            nnPorts[i] = freePort();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            return s.getLocalPort();
+        }
+    }
+
+    private Configuration conf() {
+        Configuration conf = new HdfsConfiguration();
+        conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getAbsolutePath());
+        // Permissions are on so that tests can see AccessControlException as
+        // a non-superuser; the user running this JVM is the superuser.
+        conf.setBoolean("dfs.permissions.enabled", true);
+        conf.setInt("dfs.replication", 1);
+        conf.setInt("dfs.namenode.safemode.extension", 0);
+        conf.setInt("dfs.namenode.safemode.min.datanodes", 0);
+        conf.setLong("dfs.blocksize", 1024 * 1024);
+        conf.setInt("dfs.heartbeat.interval", 1);
+        conf.setInt("dfs.ha.tail-edits.period", 1);
+        conf.setInt("dfs.namenode.handler.count", 4);
+        conf.setInt("dfs.datanode.handler.count", 4);
+        conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".hosts", "*");
+        conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".groups", "*");
+        return conf;
+    }
+
+    private void start() throws Exception {
+        MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf())
+                .numDataNodes(1)
+                .format(true)
+                .checkExitOnShutdown(false);
+        if (ha) {
+            b.nnTopology(new MiniDFSNNTopology().addNameservice(
+                    new MiniDFSNNTopology.NSConf(NS)
+                            .addNN(new MiniDFSNNTopology.NNConf("nn0").setIpcPort(nnPorts[0]))
+                            .addNN(new MiniDFSNNTopology.NNConf("nn1").setIpcPort(nnPorts[1]))));
+        } else {
+            b.nameNodePort(nnPorts[0]);
+        }
+        cluster = b.build();
+        if (ha) {
+            cluster.transitionToActive(0);
+        }
+        cluster.waitActive();
+        cluster.waitClusterUp();
+        writeConf();
+        writeReady();
+        log("ready: " + describe());
+    }
+
+    private String describe() {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < nnPorts.length; i++) {
+            sb.append(i == 0 ? "" : " ").append("nn").append(i).append("=127.0.0.1:").append(nnPorts[i]);
+        }
+        return sb.toString();
+    }
+
+    private void writeConf() throws IOException {
+        confDir.mkdirs();
+        StringBuilder core = new StringBuilder();
+        StringBuilder site = new StringBuilder();
+        if (ha) {
+            prop(core, "fs.defaultFS", "hdfs://" + NS);
+            prop(site, "dfs.nameservices", NS);
+            prop(site, "dfs.ha.namenodes." + NS, "nn0,nn1");
+            for (int i = 0; i < nnPorts.length; i++) {
+                prop(site, "dfs.namenode.rpc-address." + NS + ".nn" + i, "127.0.0.1:" + nnPorts[i]);
+            }
+            prop(site, "dfs.client.failover.proxy.provider." + NS,
+                    "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider");
+        } else {
+            prop(core, "fs.defaultFS", "hdfs://127.0.0.1:" + nnPorts[0]);
+        }
+        prop(site, "dfs.replication", "1");
+        writeAtomic(new File(confDir, "core-site.xml"), xml(core));
+        writeAtomic(new File(confDir, "hdfs-site.xml"), xml(site));
+    }
+
+    private static void prop(StringBuilder sb, String k, String v) {
+        sb.append("  <property><name>").append(k).append("</name><value>").append(v)
+                .append("</value></property>\n");
+    }
+
+    private static String xml(StringBuilder props) {
+        return "<?xml version=\"1.0\"?>\n<configuration>\n" + props + "</configuration>\n";
+    }
+
+    private static void writeAtomic(File f, String text) throws IOException {
+        File tmp = new File(f.getPath() + ".tmp");
+        Files.write(tmp.toPath(), text.getBytes(StandardCharsets.UTF_8));
+        Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private void writeReady() throws IOException {
+        // The variable names are fixed by the Go tests; the prefix tells the
+        // two fixture instances apart.
+        String p = ha ? "STOWAGE_TEST_HDFS_HA" : "STOWAGE_TEST_HDFS";
+        StringBuilder sb = new StringBuilder();
+        if (ha) {
+            sb.append("export ").append(p).append("=127.0.0.1:").append(nnPorts[0])
+                    .append(",127.0.0.1:").append(nnPorts[1]).append('\n');
+            sb.append("export ").append(p).append("_NS=").append(NS).append('\n');
+        } else {
+            sb.append("export ").append(p).append("=127.0.0.1:").append(nnPorts[0]).append('\n');
+        }
+        sb.append("export ").append(p).append("_CONF=").append(confDir.getAbsolutePath()).append('\n');
+        sb.append("export ").append(p).append("_CTL=127.0.0.1:").append(ctlPort).append('\n');
+        writeAtomic(readyFile, sb.toString());
+    }
+
+    private int ctlPort;
+    private ServerSocket ctl;
+
+    private void openControl() throws IOException {
+        ctl = new ServerSocket();
+        ctl.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+        ctlPort = ctl.getLocalPort();
+        Thread t = new Thread(() -> {
+            while (!ctl.isClosed()) {
+                try {
+                    Socket s = ctl.accept();
+                    Thread h = new Thread(() -> serve(s), "ctl-conn");
+                    h.setDaemon(true);
+                    h.start();
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }, "ctl-accept");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void serve(Socket s) {
+        try (Socket sock = s;
+             BufferedReader in = new BufferedReader(new InputStreamReader(sock.getInputStream(), StandardCharsets.UTF_8));
+             PrintWriter out = new PrintWriter(new OutputStreamWriter(sock.getOutputStream(), StandardCharsets.UTF_8), true)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                line = line.trim();
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String reply;
+                try {
+                    synchronized (this) {
+                        reply = "ok" + command(line.split("\\s+"));
+                    }
+                } catch (Throwable e) {
+                    log("command " + line + " failed: " + e);
+                    reply = "err " + String.valueOf(e).replace('\n', ' ');
+                }
+                log("ctl: " + line + " -> " + reply);
+                out.println(reply);
+                if (line.equals("shutdown")) {
+                    stop.countDown();
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            // The client went away.
+        }
+    }
+
+    private int activeIndex() {
+        if (!ha) {
+            return 0;
+        }
+        for (int i = 0; i < nnPorts.length; i++) {
+            if (cluster.getNameNode(i) != null && cluster.getNameNode(i).isActiveState()) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("no active NameNode");
+    }
+
+    private DistributedFileSystem fs() throws IOException {
+        return cluster.getFileSystem(activeIndex());
+    }
+
+    private String command(String[] a) throws Exception {
+        switch (a[0]) {
+            case "ping":
+                return "";
+            case "state": {
+                StringBuilder sb = new StringBuilder();
+                for (int i = 0; i < nnPorts.length; i++) {
+                    String st = cluster.getNameNode(i) == null ? "down"
+                            : cluster.getNameNode(i).isActiveState() ? "active" : "standby";
+                    sb.append(" nn").append(i).append('=').append(st);
+                }
+                return sb.toString();
+            }
+            case "active":
+                return " " + activeIndex();
+            case "failover": {
+                int from = activeIndex();
+                int to = 1 - from;
+                requireHA();
+                cluster.transitionToStandby(from);
+                cluster.transitionToActive(to);
+                return " " + to;
+            }
+            case "transition-active":
+                requireHA();
+                cluster.transitionToActive(Integer.parseInt(a[1]));
+                return "";
+            case "transition-standby":
+                requireHA();
+                cluster.transitionToStandby(Integer.parseInt(a[1]));
+                return "";
+            case "shutdown-nn":
+                cluster.shutdownNameNode(Integer.parseInt(a[1]));
+                return "";
+            case "restart-nn": {
+                int i = Integer.parseInt(a[1]);
+                cluster.restartNameNode(i, !ha);
+                return "";
+            }
+            case "restart":
+                if (ha) {
+                    for (int i = 0; i < nnPorts.length; i++) {
+                        cluster.restartNameNode(i, false);
+                    }
+                    cluster.transitionToActive(0);
+                } else {
+                    cluster.restartNameNodes();
+                }
+                cluster.waitActive();
+                return "";
+            case "safemode": {
+                HdfsConstants.SafeModeAction act = a[1].equals("enter")
+                        ? HdfsConstants.SafeModeAction.SAFEMODE_ENTER
+                        : HdfsConstants.SafeModeAction.SAFEMODE_LEAVE;
+                return " " + fs().setSafeMode(act);
+            }
+            case "quota": {
+                long ns = Long.parseLong(a[2]);
+                long ds = Long.parseLong(a[3]);
+                fs().setQuota(new Path(a[1]), ns, ds);
+                return "";
+            }
+            case "clrquota":
+                fs().setQuota(new Path(a[1]), HdfsConstants.QUOTA_RESET, HdfsConstants.QUOTA_RESET);
+                return "";
+            case "mkdir":
+                fs().mkdirs(new Path(a[1]));
+                return "";
+            case "chmod":
+                fs().setPermission(new Path(a[1]), new FsPermission(Short.parseShort(a[2], 8)));
+                return "";
+            case "chown":
+                fs().setOwner(new Path(a[1]), a[2], a[3]);
+                return "";
+            case "shutdown":
+                return "";
+            default:
+                throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+    }
+
+    private void requireHA() {
+        if (!ha) {
+            throw new IllegalStateException("not an HA cluster (start with: start.sh ha)");
+        }
+    }
+
+    private static void log(String msg) {
+        System.err.println("minihdfs: " + msg);
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 4 || !(args[0].equals("single") || args[0].equals("ha"))) {
+            System.err.println("usage: MiniHdfs single|ha BASE_DIR CONF_DIR READY_FILE");
+            System.exit(2);
+        }
+        MiniHdfs m = new MiniHdfs(args[0].equals("ha"), new File(args[1]), new File(args[2]), new File(args[3]));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            m.stop.countDown();
+            m.shutdown();
+        }, "shutdown"));
+        m.openControl();
+        m.start();
+        if (Boolean.getBoolean("stowage.stdinWatch")) {
+            Thread t = new Thread(() -> {
+                try {
+                    while (System.in.read() >= 0) {
+                        // Discard input; end of file means stop.
+                    }
+                } catch (IOException e) {
+                    // Treat as end of file.
+                }
+                m.stop.countDown();
+            }, "stdin-watch");
+            t.setDaemon(true);
+            t.start();
+        }
+        m.stop.await();
+        m.shutdown();
+        System.exit(0);
+    }
+
+    private synchronized void shutdown() {
+        if (cluster != null) {
+            log("shutting down");
+            try {
+                ctl.close();
+            } catch (IOException e) {
+                // Closing anyway.
+            }
+            cluster.shutdown(true);
+            cluster = null;
+            readyFile.delete();
+        }
+    }
+}
