@@ -1,0 +1,188 @@
+package oss
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// Environment variables read by the environment credentials provider.
+const (
+	EnvAccessKeyID     = "OSS_ACCESS_KEY_ID"
+	EnvAccessKeySecret = "OSS_ACCESS_KEY_SECRET"
+	EnvSessionToken    = "OSS_SESSION_TOKEN"
+)
+
+// Credentials say how requests are signed: static keys, or (Environment)
+// the OSS_* environment variables, read when the FS is made. Printing a
+// Credentials with %v or %+v never shows the secret or the token.
+type Credentials struct {
+	AccessKeyID     string
+	AccessKeySecret string
+	SecurityToken   string // optional, for temporary STS credentials
+	// Environment reads OSS_ACCESS_KEY_ID, OSS_ACCESS_KEY_SECRET and the
+	// optional OSS_SESSION_TOKEN instead of the fields above.
+	Environment bool
+}
+
+// String implements fmt.Stringer without the secret parts.
+func (c Credentials) String() string {
+	if c.Environment {
+		return "oss credentials from environment"
+	}
+	return "oss static credentials for access key id " + c.AccessKeyID
+}
+
+// GoString implements fmt.GoStringer without the secret parts.
+func (c Credentials) GoString() string { return c.String() }
+
+func (c Credentials) kind() string {
+	if c.Environment {
+		return "environment"
+	}
+	return "static"
+}
+
+func (c Credentials) validate() error {
+	if c.Environment {
+		if c.AccessKeyID != "" || c.AccessKeySecret != "" || c.SecurityToken != "" {
+			return errors.New("stowage/fsbackend/oss: environment credentials and static keys are both set")
+		}
+		return nil
+	}
+	var missing []string
+	if c.AccessKeyID == "" {
+		missing = append(missing, "fs.oss.accessKeyId")
+	}
+	if c.AccessKeySecret == "" {
+		missing = append(missing, "fs.oss.accessKeySecret")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("stowage/fsbackend/oss: static credentials need %s (or set fs.oss.credentials.provider to %s)",
+			strings.Join(missing, " and "), ProviderEnvironment)
+	}
+	return nil
+}
+
+// resolve returns the static values to sign with, reading the environment
+// if asked to. Missing variables give an error naming them.
+func (c Credentials) resolve() (Credentials, error) {
+	if !c.Environment {
+		return c, nil
+	}
+	var missing []string
+	for _, v := range []string{EnvAccessKeyID, EnvAccessKeySecret} {
+		if strings.TrimSpace(os.Getenv(v)) == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		return Credentials{}, fmt.Errorf("stowage/fsbackend/oss: fs.oss.credentials.provider %s: environment variable %s not set",
+			ProviderEnvironment, strings.Join(missing, " and "))
+	}
+	return Credentials{
+		AccessKeyID: os.Getenv(EnvAccessKeyID), AccessKeySecret: os.Getenv(EnvAccessKeySecret),
+		SecurityToken: os.Getenv(EnvSessionToken), Environment: true,
+	}, nil
+}
+
+// cacheKey identifies a client without holding the secret in clear.
+func cacheKey(endpoint string, c Credentials) string {
+	h := sha256.Sum256([]byte(c.AccessKeySecret + "\x00" + c.SecurityToken))
+	return endpoint + "\x00" + c.kind() + "\x00" + c.AccessKeyID + "\x00" + hex.EncodeToString(h[:])
+}
+
+type cachedClient struct {
+	client    *alioss.Client
+	transport *http.Transport
+}
+
+var (
+	cacheOnce sync.Once
+	cache     *lru.Cache[string, *cachedClient]
+)
+
+// clientCacheSize bounds the shared clients (one per endpoint and
+// credentials in practice).
+const clientCacheSize = 32
+
+func clients() *lru.Cache[string, *cachedClient] {
+	cacheOnce.Do(func() {
+		cache, _ = lru.NewWithEvict[string, *cachedClient](clientCacheSize, func(_ string, c *cachedClient) {
+			c.transport.CloseIdleConnections()
+		})
+	})
+	return cache
+}
+
+// PurgeClientCache drops every shared client and closes its idle
+// connections, for example after credentials were rotated. FS values that
+// use a purged client keep working; new ones get a fresh client.
+func PurgeClientCache() { clients().Purge() }
+
+// getClient returns a client for endpoint and credentials, shared through
+// the cache unless noCache. release must be called when the FS closes.
+func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client, func(), error) {
+	rc, err := creds.resolve()
+	if err != nil {
+		return nil, nil, err
+	}
+	key := cacheKey(endpoint, rc)
+	if !noCache {
+		if c, ok := clients().Get(key); ok {
+			return c.client, func() {}, nil
+		}
+	}
+	c, err := newClient(endpoint, rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if noCache {
+		return c.client, c.transport.CloseIdleConnections, nil
+	}
+	if prev, ok, _ := clients().PeekOrAdd(key, c); ok {
+		c.transport.CloseIdleConnections()
+		c = prev
+	}
+	return c.client, func() {}, nil
+}
+
+func newClient(endpoint string, c Credentials) (*cachedClient, error) {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   100,
+		IdleConnTimeout:       50 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+	}
+	opts := []alioss.ClientOption{alioss.HTTPClient(&http.Client{Transport: tr})}
+	id, secret := c.AccessKeyID, c.AccessKeySecret
+	if c.Environment {
+		p, err := alioss.NewEnvironmentVariableCredentialsProvider()
+		if err != nil {
+			// Checked by resolve already; the SDK's message holds no secret.
+			return nil, fmt.Errorf("stowage/fsbackend/oss: environment credentials: %w", err)
+		}
+		opts = append(opts, alioss.SetCredentialsProvider(&p))
+		id, secret = "", ""
+	} else if c.SecurityToken != "" {
+		opts = append(opts, alioss.SecurityToken(c.SecurityToken))
+	}
+	client, err := alioss.New(endpoint, id, secret, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/fsbackend/oss: key fs.oss.endpoint: %q: %w", endpoint, err)
+	}
+	return &cachedClient{client: client, transport: tr}, nil
+}

@@ -1,0 +1,202 @@
+package oss
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"io"
+	"io/fs"
+	"net/http"
+	"strconv"
+
+	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// maxPutSize is OSS's limit for one PutObject.
+const maxPutSize = 5 << 30
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// Create implements fsbackend.FS. The name is looked up first so that an
+// existing file is refused at once; the PUT on Close carries
+// forbid-overwrite, which is what makes creation exclusive.
+func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
+	key, err := f.key(name)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.head(ctx, key)
+	switch {
+	case err == nil:
+		return nil, &fs.PathError{Op: "create", Path: "oss://" + f.bucketName + "/" + key,
+			Err: fmt.Errorf("stowage/fsbackend/oss: %w", fs.ErrExist)}
+	case isStatus(err, http.StatusNotFound, "NoSuchBucket") || !isStatus(err, http.StatusNotFound, ""):
+		return nil, f.pathErr("create", name, err)
+	}
+	return &writer{f: f, ctx: ctx, name: name, key: key}, nil
+}
+
+// writer buffers a new object and PUTs it on Close. It is not safe for
+// concurrent use.
+type writer struct {
+	f    *FS
+	ctx  context.Context
+	name string
+	key  string
+	buf  bytes.Buffer
+	// done: Close or Abort ran. created: the object is ours (a PUT
+	// succeeded, or may have succeeded before an error).
+	done, created bool
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, fsbackend.ErrClosed
+	}
+	if int64(w.buf.Len())+int64(len(p)) > maxPutSize {
+		return 0, fmt.Errorf("stowage/fsbackend/oss: %s: object larger than 5 GiB, the limit of one PutObject", w.name)
+	}
+	return w.buf.Write(p)
+}
+
+// Sync is not supported: an object exists only once Close has sent it.
+func (w *writer) Sync() error {
+	if w.done {
+		return fsbackend.ErrClosed
+	}
+	return fsbackend.ErrUnsupported
+}
+
+func (w *writer) Close() error {
+	if w.done {
+		return fsbackend.ErrClosed
+	}
+	w.done = true
+	data := w.buf.Bytes()
+	sum := md5.Sum(data)
+	md5b64 := base64.StdEncoding.EncodeToString(sum[:])
+	crc := crc64.Checksum(data, crcTable)
+	err := w.f.retry(w.ctx, "put", func(ctx context.Context, attempt int) error {
+		err := w.f.bucket.PutObject(w.key, bytes.NewReader(data),
+			alioss.ForbidOverWrite(true), alioss.ContentMD5(md5b64),
+			alioss.ContentType("application/octet-stream"), alioss.WithContext(ctx))
+		if err == nil {
+			return nil
+		}
+		switch {
+		case isStatus(err, http.StatusConflict, "FileAlreadyExists"):
+			if attempt > 1 && w.f.sameObject(ctx, w.key, int64(len(data)), crc) {
+				return nil // an earlier attempt stored it; its answer was lost
+			}
+			w.created = false // someone else's object: Abort must leave it alone
+		case !isStatus(err, http.StatusBadRequest, "") && !isStatus(err, http.StatusForbidden, ""):
+			w.created = true // may have been stored before the error
+		}
+		return err
+	})
+	if err != nil {
+		return w.f.pathErr("close", w.name, err)
+	}
+	w.created = true
+	w.buf = bytes.Buffer{}
+	return nil
+}
+
+// sameObject reports whether key holds exactly size bytes with CRC-64 crc.
+func (f *FS) sameObject(ctx context.Context, key string, size int64, crc uint64) bool {
+	h, err := f.bucket.GetObjectMeta(key, alioss.WithContext(ctx))
+	if err != nil {
+		return false
+	}
+	got, err := strconv.ParseUint(h.Get("X-Oss-Hash-Crc64ecma"), 10, 64)
+	return err == nil && got == crc && h.Get("Content-Length") == strconv.FormatInt(size, 10)
+}
+
+func (w *writer) Abort() error {
+	w.done = true
+	w.buf = bytes.Buffer{}
+	if !w.created {
+		return nil
+	}
+	w.created = false
+	err := w.f.deleteKey(context.WithoutCancel(w.ctx), w.key)
+	return w.f.pathErr("abort", w.name, err)
+}
+
+// Open implements fsbackend.FS.
+func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
+	key, err := f.key(name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.head(ctx, key)
+	if err != nil {
+		return nil, f.pathErr("open", name, err)
+	}
+	fi, err := infoFromHeader(name, h)
+	if err != nil {
+		return nil, f.pathErr("open", name, err)
+	}
+	return &reader{f: f, ctx: ctx, name: name, key: key, size: fi.Size, etag: h.Get("ETag")}, nil
+}
+
+// reader reads one object with range GETs pinned to the ETag seen by
+// Open. It is safe for concurrent ReadAt calls.
+type reader struct {
+	f    *FS
+	ctx  context.Context
+	name string
+	key  string
+	size int64
+	etag string
+}
+
+func (r *reader) Size() int64 { return r.size }
+
+func (r *reader) Close() error { return nil }
+
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrInvalid}
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.size-off)
+	if want == 0 {
+		return 0, nil
+	}
+	var n int
+	err := r.f.retry(r.ctx, "get", func(ctx context.Context, _ int) error {
+		opts := []alioss.Option{alioss.Range(off, off+want-1), alioss.WithContext(ctx)}
+		if r.etag != "" {
+			opts = append(opts, alioss.IfMatch(r.etag))
+		}
+		body, err := r.f.bucket.GetObject(r.key, opts...)
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		n, err = io.ReadFull(body, p[:want])
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	})
+	if err != nil {
+		if isStatus(err, http.StatusPreconditionFailed, "") {
+			return 0, r.f.pathErr("read", r.name, fmt.Errorf("object was replaced while open: %w", err))
+		}
+		return 0, r.f.pathErr("read", r.name, err)
+	}
+	if int64(n) < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
