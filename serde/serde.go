@@ -11,6 +11,8 @@ package serde
 import (
 	"bytes"
 	"fmt"
+	"reflect"
+	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -23,20 +25,106 @@ type Codec[T any] interface {
 	Decode(b []byte) (T, error)
 }
 
-type msgpackCodec[T any] struct{}
+type msgpackCodec[T any] struct{ maps bool }
 
-// Msgpack returns a codec for any type msgpack can represent, encoding
-// map keys sorted so that equal values encode equally.
-func Msgpack[T any]() Codec[T] { return msgpackCodec[T]{} }
+// Msgpack returns a codec for any type msgpack can represent. Types that
+// hold maps are encoded canonically (map entries sorted by their encoded
+// keys), so that equal values encode equally.
+func Msgpack[T any]() Codec[T] {
+	return msgpackCodec[T]{maps: holdsMap(reflect.TypeFor[T](), map[reflect.Type]bool{})}
+}
 
-func (msgpackCodec[T]) Encode(v T) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
-	if err := enc.Encode(v); err != nil {
+// holdsMap reports whether values of t may contain a map.
+func holdsMap(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Map, reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsMap(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if holdsMap(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c msgpackCodec[T]) Encode(v T) ([]byte, error) {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
 		return nil, fmt.Errorf("stowage/serde: msgpack encode %T: %w", v, err)
 	}
+	if !c.maps {
+		return b, nil
+	}
+	var generic any
+	if err := msgpack.Unmarshal(b, &generic); err != nil {
+		return nil, fmt.Errorf("stowage/serde: msgpack canonicalize %T: %w", v, err)
+	}
+	var buf bytes.Buffer
+	if err := canonical(msgpack.NewEncoder(&buf), generic); err != nil {
+		return nil, fmt.Errorf("stowage/serde: msgpack canonicalize %T: %w", v, err)
+	}
 	return buf.Bytes(), nil
+}
+
+// canonical writes v with every map's entries ordered by encoded key.
+func canonical(enc *msgpack.Encoder, v any) error {
+	type kv struct {
+		k []byte
+		v any
+	}
+	var entries []kv
+	add := func(k, val any) error {
+		kb, err := msgpack.Marshal(k)
+		entries = append(entries, kv{kb, val})
+		return err
+	}
+	switch m := v.(type) {
+	case map[string]any:
+		for k, val := range m {
+			if err := add(k, val); err != nil {
+				return err
+			}
+		}
+	case map[any]any:
+		for k, val := range m {
+			if err := add(k, val); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if err := enc.EncodeArrayLen(len(m)); err != nil {
+			return err
+		}
+		for _, e := range m {
+			if err := canonical(enc, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return enc.Encode(v)
+	}
+	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].k, entries[j].k) < 0 })
+	if err := enc.EncodeMapLen(len(entries)); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := enc.Writer().Write(e.k); err != nil {
+			return err
+		}
+		if err := canonical(enc, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (msgpackCodec[T]) Decode(b []byte) (T, error) {
