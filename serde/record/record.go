@@ -4,11 +4,11 @@
 //
 // A frame is a 12-byte header followed by the payload:
 //
-//	 0       2       3       4               8               12
-//	 +-------+-------+-------+---------------+---------------+------------------+
-//	 | magic | ver   | type  | length uint32 | crc32c uint32 | payload (length) |
-//	 | F7 5A | 0x01  |       | little endian | little endian |                  |
-//	 +-------+-------+-------+---------------+---------------+------------------+
+//	0       2       3       4               8               12
+//	+-------+-------+-------+---------------+---------------+------------------+
+//	| magic | ver   | type  | length uint32 | crc32c uint32 | payload (length) |
+//	| F7 5A | 0x01  |       | little endian | little endian |                  |
+//	+-------+-------+-------+---------------+---------------+------------------+
 //
 // The CRC-32C (Castagnoli) covers header bytes 0..8 (magic, version, type,
 // length) and the payload, so a flipped length is detected like a flipped
