@@ -292,7 +292,7 @@ func (c *Config) resolveNameNodes(def string) error {
 		}
 	}
 
-	host := u.Host
+	host := u.Hostname()
 	if nns, isNS := haNamenodes[host]; isNS {
 		if u.Port() != "" {
 			return fmt.Errorf("stowage/fsbackend/hdfs: key %s: %q: a nameservice takes no port", KeyDefaultFS, def)
@@ -311,10 +311,11 @@ func (c *Config) resolveNameNodes(def string) error {
 	if declared[host] {
 		return fmt.Errorf("stowage/fsbackend/hdfs: key %s%s is missing (nameservice %q of %s)", KeyHadoopPrefix, "dfs.ha.namenodes."+host, host, KeyDefaultFS)
 	}
+	addr := u.Host
 	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), defaultNameNodePort)
+		addr = net.JoinHostPort(host, defaultNameNodePort)
 	}
-	c.Addresses = []string{host}
+	c.Addresses = []string{addr}
 	return nil
 }
 

@@ -15,9 +15,10 @@
 // block is still being replicated (hdfs.IsErrReplicating), as the Java
 // client does. Rename is HDFS rename2 with overwrite, atomic at the
 // NameNode; Create is exclusive at the NameNode (create without the
-// overwrite flag), and makes any missing parent directories first. Remove
-// deletes emptied parent directories, like the local back end. Abort closes
-// the file and removes it.
+// overwrite flag), and makes any missing parent directories first. Unlike
+// the local back end, Remove keeps emptied parent directories: an operator
+// may have set a quota, an owner or permissions on them, which pruning would
+// silently drop. Abort closes the file and removes it.
 //
 // # Properties (SeaTunnel keys)
 //

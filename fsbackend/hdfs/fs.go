@@ -96,6 +96,9 @@ func (f *FS) Config() *Config { return f.cfg }
 func (f *FS) acquire() (*client, error) {
 	private := f.cfg.DisableCache || f.opts.DialNameNode != nil || f.opts.DialDataNode != nil
 	c, err := f.cache.acquire(f.cfg.cacheKey(), private, f.build)
+	if errors.Is(err, ErrKerberos) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, classify("connect", f.cfg.URI, err)
 	}
@@ -385,8 +388,8 @@ func (f *FS) walk(ctx context.Context, c *gohdfs.Client, dir string, out *[]fsba
 	return nil
 }
 
-// Remove implements fsbackend.FS. Emptied parent directories are removed
-// too, best effort.
+// Remove implements fsbackend.FS. Emptied parent directories are kept: on
+// HDFS an operator may have put a quota, owner or permissions on them.
 func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := fsbackend.ValidName(name); err != nil {
 		return err
@@ -400,15 +403,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 		if st.IsDir() {
 			return fs.ErrNotExist
 		}
-		if err := c.c.Remove(p); err != nil {
-			return err
-		}
-		for d := pathpkg.Dir(p); d != "/"; d = pathpkg.Dir(d) {
-			if c.c.Remove(d) != nil { // not empty, or gone: stop
-				break
-			}
-		}
-		return nil
+		return c.c.Remove(p)
 	})
 }
 

@@ -28,7 +28,7 @@
 //   safemode enter|leave       on the active NameNode
 //   quota PATH NS DS           setQuota(PATH, NS, DS): NS counts names
 //                              (files + directories), DS counts bytes
-//                              times replication
+//                              times replication; "-" leaves one unchanged
 //   clrquota PATH              clear both quotas
 //   mkdir PATH                 mkdirs
 //   chmod PATH OCTAL           setPermission
@@ -110,6 +110,10 @@ public final class MiniHdfs {
     private void start() throws Exception {
         MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf())
                 .numDataNodes(1)
+                // The DataNode registers the host name "localhost" (and the
+                // address 127.0.0.1), so a test can tell whether a client
+                // dialed it by host name (dfs.client.use.datanode.hostname).
+                .hosts(new String[] {"localhost"})
                 .format(true)
                 .checkExitOnShutdown(false);
         if (ha) {
@@ -319,8 +323,8 @@ public final class MiniHdfs {
                 return " " + fs().setSafeMode(act);
             }
             case "quota": {
-                long ns = Long.parseLong(a[2]);
-                long ds = Long.parseLong(a[3]);
+                long ns = a[2].equals("-") ? HdfsConstants.QUOTA_DONT_SET : Long.parseLong(a[2]);
+                long ds = a[3].equals("-") ? HdfsConstants.QUOTA_DONT_SET : Long.parseLong(a[3]);
                 fs().setQuota(new Path(a[1]), ns, ds);
                 return "";
             }
