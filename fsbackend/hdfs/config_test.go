@@ -15,12 +15,12 @@ import (
 // haProps is SeaTunnel's HA example.
 func haProps() fsbackend.Properties {
 	return fsbackend.Properties{
-		"storage.type":                          "hdfs",
-		"fs.defaultFS":                          "hdfs://usdp-bing",
-		"seatunnel.hadoop.dfs.nameservices":     "usdp-bing",
-		"seatunnel.hadoop.dfs.ha.namenodes.usdp-bing": "nn1,nn2",
-		"seatunnel.hadoop.dfs.namenode.rpc-address.usdp-bing.nn1":  "usdp-bing-nn1:8020",
-		"seatunnel.hadoop.dfs.namenode.rpc-address.usdp-bing.nn2":  "usdp-bing-nn2:8020",
+		"storage.type":                                                  "hdfs",
+		"fs.defaultFS":                                                  "hdfs://usdp-bing",
+		"seatunnel.hadoop.dfs.nameservices":                             "usdp-bing",
+		"seatunnel.hadoop.dfs.ha.namenodes.usdp-bing":                   "nn1,nn2",
+		"seatunnel.hadoop.dfs.namenode.rpc-address.usdp-bing.nn1":       "usdp-bing-nn1:8020",
+		"seatunnel.hadoop.dfs.namenode.rpc-address.usdp-bing.nn2":       "usdp-bing-nn2:8020",
 		"seatunnel.hadoop.dfs.client.failover.proxy.provider.usdp-bing": "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
 	}
 }

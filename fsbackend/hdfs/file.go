@@ -16,7 +16,7 @@ import (
 // closeRetries bounds how often Writer.Close asks the NameNode to complete
 // a file whose last block is still being replicated, and how often it
 // retries completing while no NameNode answers.
-const closeRetries = 12
+const closeRetries = 14
 
 // writer is an fsbackend.Writer for one new HDFS file. It is not safe for
 // concurrent use.
@@ -81,7 +81,7 @@ func (w *writer) Close() error {
 	defer w.release()
 	w.deadline()
 	err := w.fw.Close()
-	delay := 20 * time.Millisecond
+	delay := 5 * time.Millisecond
 	for try := 0; err != nil && try < closeRetries && retryClose(err); try++ {
 		time.Sleep(delay) // backoff between NameNode calls, not a test wait
 		delay = min(2*delay, 2*time.Second)

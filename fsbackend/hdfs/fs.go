@@ -146,6 +146,13 @@ func (f *FS) build() (*gohdfs.Client, error) {
 		}
 		return nil, fmt.Errorf("connect to %v as %s: %w", co.Addresses, f.cfg.identity(), err)
 	}
+	// The client caches the server defaults on first use without a lock:
+	// fetch them now, before the client is shared, so concurrent Creates
+	// only read them.
+	if _, err := c.ServerDefaults(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connect to %v as %s: server defaults: %w", co.Addresses, f.cfg.identity(), err)
+	}
 	return c, nil
 }
 

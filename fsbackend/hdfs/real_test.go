@@ -392,7 +392,7 @@ func TestRealUnreachableError(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	_, err = hdfs.Open(context.Background(), fsbackend.Properties{"fs.defaultFS": "hdfs://" + addr,
-		"seatunnel.hadoop.dfs.client.failover.max.attempts": "1",
+		"seatunnel.hadoop.dfs.client.failover.max.attempts":      "1",
 		"seatunnel.hadoop.dfs.client.failover.sleep.base.millis": "10"})
 	if !errors.Is(err, hdfs.ErrNameNodeUnreachable) || !strings.Contains(err.Error(), addr) {
 		t.Errorf("Open on a dead port: %v, want ErrNameNodeUnreachable naming %s", err, addr)
