@@ -23,9 +23,9 @@ func haClusterProps(t *testing.T) fsbackend.Properties {
 		"fs.defaultFS":                      "hdfs://" + ns,
 		"seatunnel.hadoop.dfs.nameservices": ns,
 		"seatunnel.hadoop.dfs.client.failover.proxy.provider." + ns: "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
-		"seatunnel.hadoop.dfs.client.failover.sleep.base.millis":     "100",
-		"seatunnel.hadoop.dfs.client.failover.sleep.max.millis":      "1000",
-		"seatunnel.hadoop.dfs.client.failover.max.attempts":          "30",
+		"seatunnel.hadoop.dfs.client.failover.sleep.base.millis":    "100",
+		"seatunnel.hadoop.dfs.client.failover.sleep.max.millis":     "1000",
+		"seatunnel.hadoop.dfs.client.failover.max.attempts":         "30",
 	}
 	var ids []string
 	for i, a := range addrs {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -213,8 +214,45 @@ func TestRealConcurrentCreateOneWins(t *testing.T) {
 	}
 }
 
+// recorder is an slog.Handler that keeps the messages it is given.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, rec.Message)
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+func (r *recorder) saw(sub string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.msgs {
+		if strings.Contains(m, sub) {
+			return true
+		}
+	}
+	return false
+}
+
 func TestRealClosedFileSurvivesNameNodeRestart(t *testing.T) {
-	f, _, _ := openTest(t)
+	need(t, envHDFS, envCtl)
+	rec := &recorder{}
+	raw, err := hdfs.OpenWithOptions(context.Background(), clusterProps(), hdfs.Options{Logger: slog.New(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	f, err := fsbackend.Sub(raw, uniqueDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	data := []byte("durable once closed")
 	writeFile(t, f, "restart/kept", data)
 	ctl(t, envCtl, "restart")
@@ -222,6 +260,9 @@ func TestRealClosedFileSurvivesNameNodeRestart(t *testing.T) {
 	// rebuilt on the next call.
 	if got := readFile(t, f, "restart/kept"); !bytes.Equal(got, data) {
 		t.Errorf("after NameNode restart read %q, want %q", got, data)
+	}
+	if !rec.saw("rebuilding client") {
+		t.Errorf("the client that broke with the restart was not rebuilt (log: %v)", rec.msgs)
 	}
 	writeFile(t, f, "restart/after", []byte("new"))
 	if got := readFile(t, f, "restart/after"); string(got) != "new" {
