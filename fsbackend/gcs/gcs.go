@@ -1,0 +1,441 @@
+package gcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"github.com/googleapis/gax-go/v2"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// RetryPolicy says how failed requests are retried by the client library.
+// The zero value means the defaults.
+type RetryPolicy struct {
+	// MaxAttempts per request, the first included; 0 means until the
+	// deadline.
+	MaxAttempts int
+	// BaseDelay is the first backoff (default 100ms), doubling up to
+	// MaxDelay (default 5s).
+	BaseDelay, MaxDelay time.Duration
+	// Deadline bounds one operation with its retries (default 2m); a
+	// Writer's deadline starts at Create.
+	Deadline time.Duration
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = 100 * time.Millisecond
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 5 * time.Second
+	}
+	if p.Deadline <= 0 {
+		p.Deadline = 2 * time.Minute
+	}
+	return p
+}
+
+// Options configure an FS built with New.
+type Options struct {
+	// Bucket is the bucket name, without gs://.
+	Bucket string
+	// Prefix, if set, is a directory in the bucket that is the FS's root.
+	Prefix string
+	// Client is used if set; the caller keeps it and closes it. Otherwise
+	// New builds one from ClientOptions.
+	Client *storage.Client
+	// ClientOptions for storage.NewClient when Client is nil.
+	ClientOptions []option.ClientOption
+	// Retry is the retry policy; the zero value means the defaults.
+	Retry RetryPolicy
+	// UseMove makes Rename use the object move API instead of copy then
+	// delete (fs.gs.operation.move.enable).
+	UseMove bool
+	// Logger receives debug logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// FS is a GCS bucket (or a prefix of one) used as an fsbackend.FS. It is
+// safe for concurrent use.
+type FS struct {
+	bucket *storage.BucketHandle
+	// always retries copies and deletes too, which GCS counts as not
+	// idempotent without preconditions; for stowage's immutable files a
+	// repeated copy or delete is harmless.
+	always     *storage.BucketHandle
+	bucketName string
+	prefix     string // "" or "dir/"
+	retry      RetryPolicy
+	useMove    bool
+	log        *slog.Logger
+	release    func() error
+	closed     atomic.Bool
+}
+
+// New returns an FS for opts. It does not contact the server.
+func New(ctx context.Context, opts Options) (*FS, error) {
+	if opts.Bucket == "" {
+		return nil, errors.New("stowage/fsbackend/gcs: no bucket (key gcs.bucket)")
+	}
+	prefix := strings.Trim(opts.Prefix, "/")
+	if err := fsbackend.ValidDir(prefix); err != nil {
+		return nil, fmt.Errorf("stowage/fsbackend/gcs: bucket prefix: %w", err)
+	}
+	if prefix != "" {
+		prefix += "/"
+	}
+	client, release := opts.Client, func() error { return nil }
+	if client == nil {
+		var err error
+		if client, err = storage.NewClient(ctx, opts.ClientOptions...); err != nil {
+			return nil, fmt.Errorf("stowage/fsbackend/gcs: client: %w", err)
+		}
+		release = client.Close
+	}
+	return newFS(client, release, opts), nil
+}
+
+func newFS(client *storage.Client, release func() error, opts Options) *FS {
+	rp := opts.Retry.withDefaults()
+	ropts := []storage.RetryOption{
+		storage.WithBackoff(gax.Backoff{Initial: rp.BaseDelay, Max: rp.MaxDelay, Multiplier: 2}),
+		storage.WithPolicy(storage.RetryIdempotent),
+	}
+	if rp.MaxAttempts > 0 {
+		ropts = append(ropts, storage.WithMaxAttempts(rp.MaxAttempts))
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	prefix := strings.Trim(opts.Prefix, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	always := append(ropts[:len(ropts):len(ropts)], storage.WithPolicy(storage.RetryAlways))
+	return &FS{
+		bucket:     client.Bucket(opts.Bucket).Retryer(ropts...),
+		always:     client.Bucket(opts.Bucket).Retryer(always...),
+		bucketName: opts.Bucket, prefix: prefix,
+		retry: rp, useMove: opts.UseMove, log: log, release: release,
+	}
+}
+
+// Capabilities implements fsbackend.FS.
+func (f *FS) Capabilities() fsbackend.Capabilities {
+	return fsbackend.Capabilities{DurableAppend: false, AtomicRename: false, ConditionalCreate: true}
+}
+
+func (f *FS) key(name string) (string, error) {
+	if f.closed.Load() {
+		return "", fsbackend.ErrClosed
+	}
+	if err := fsbackend.ValidName(name); err != nil {
+		return "", err
+	}
+	return f.prefix + name, nil
+}
+
+func (f *FS) pathErr(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: "gs://" + f.bucketName + "/" + f.prefix + name, Err: classify(err)}
+}
+
+func httpCode(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return 0
+}
+
+// classify maps client errors onto the fs sentinels, with hints.
+func classify(err error) error {
+	switch code := httpCode(err); {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return fmt.Errorf("stowage/fsbackend/gcs: bucket does not exist (key gcs.bucket): %w", err)
+	case errors.Is(err, storage.ErrObjectNotExist) || code == http.StatusNotFound:
+		return fmt.Errorf("stowage/fsbackend/gcs: %w: %w", fs.ErrNotExist, err)
+	case code == http.StatusPreconditionFailed:
+		return fmt.Errorf("stowage/fsbackend/gcs: %w: %w", fs.ErrExist, err)
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return fmt.Errorf("stowage/fsbackend/gcs: access denied (check fs.gs.auth.service.account.json.keyfile or GOOGLE_APPLICATION_CREDENTIALS): %w", err)
+	}
+	return fmt.Errorf("stowage/fsbackend/gcs: %w", err)
+}
+
+func (f *FS) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, f.retry.Deadline)
+}
+
+// Stat implements fsbackend.FS.
+func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) {
+	key, err := f.key(name)
+	if err != nil {
+		return fsbackend.FileInfo{}, err
+	}
+	ctx, cancel := f.opCtx(ctx)
+	defer cancel()
+	a, err := f.bucket.Object(key).Attrs(ctx)
+	if err != nil {
+		return fsbackend.FileInfo{}, f.pathErr("stat", name, err)
+	}
+	return fsbackend.FileInfo{Name: name, Size: a.Size, ModTime: a.Updated}, nil
+}
+
+// List implements fsbackend.FS.
+func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error) {
+	if f.closed.Load() {
+		return nil, fsbackend.ErrClosed
+	}
+	if err := fsbackend.ValidDir(dir); err != nil {
+		return nil, err
+	}
+	ctx, cancel := f.opCtx(ctx)
+	defer cancel()
+	prefix := f.prefix
+	if dir != "" {
+		prefix += dir + "/"
+	}
+	q := &storage.Query{Prefix: prefix}
+	if err := q.SetAttrSelection([]string{"Name", "Size", "Updated"}); err != nil {
+		return nil, fmt.Errorf("stowage/fsbackend/gcs: %w", err)
+	}
+	var out []fsbackend.FileInfo
+	it := f.bucket.Objects(ctx, q)
+	for {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return nil, f.pathErr("list", dir, err)
+		}
+		if strings.HasSuffix(a.Name, "/") || !strings.HasPrefix(a.Name, f.prefix) {
+			continue
+		}
+		out = append(out, fsbackend.FileInfo{Name: a.Name[len(f.prefix):], Size: a.Size, ModTime: a.Updated})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Remove implements fsbackend.FS.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	key, err := f.key(name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := f.opCtx(ctx)
+	defer cancel()
+	return f.pathErr("remove", name, f.always.Object(key).Delete(ctx))
+}
+
+// Rename implements fsbackend.FS: copy then delete, or the move API when
+// enabled. Neither is atomic for the stowage contract's purposes.
+func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
+	ok, err := f.key(oldName)
+	if err != nil {
+		return err
+	}
+	nk, err := f.key(newName)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := f.opCtx(ctx)
+	defer cancel()
+	src := f.bucket.Object(ok)
+	if ok == nk {
+		_, err := src.Attrs(ctx)
+		return f.pathErr("rename", oldName, err)
+	}
+	if f.useMove {
+		_, err := src.Move(ctx, storage.MoveObjectDestination{Object: nk})
+		return f.pathErr("rename", oldName, err)
+	}
+	if _, err := f.always.Object(nk).CopierFrom(src).Run(ctx); err != nil {
+		return f.pathErr("rename", oldName, err)
+	}
+	err = f.always.Object(ok).Delete(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		err = nil // a retried delete whose first answer was lost
+	}
+	return f.pathErr("rename", oldName, err)
+}
+
+// Close implements fsbackend.FS.
+func (f *FS) Close() error {
+	if f.closed.Swap(true) {
+		return nil
+	}
+	return f.release()
+}
+
+// Create implements fsbackend.FS.
+func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
+	key, err := f.key(name)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := f.opCtx(ctx)
+	_, err = f.bucket.Object(key).Attrs(actx)
+	cancel()
+	switch {
+	case err == nil:
+		return nil, &fs.PathError{Op: "create", Path: "gs://" + f.bucketName + "/" + key,
+			Err: fmt.Errorf("stowage/fsbackend/gcs: %w", fs.ErrExist)}
+	case !errors.Is(err, storage.ErrObjectNotExist):
+		return nil, f.pathErr("create", name, err)
+	}
+	return &writer{f: f, ctx: ctx, name: name, key: key, start: time.Now()}, nil
+}
+
+// writer buffers a new object and uploads it on Close. It is not safe for
+// concurrent use.
+type writer struct {
+	f     *FS
+	ctx   context.Context
+	name  string
+	key   string
+	start time.Time
+	buf   bytes.Buffer
+	// done: Close or Abort ran; created: the upload may have stored it.
+	done, created bool
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, fsbackend.ErrClosed
+	}
+	return w.buf.Write(p)
+}
+
+func (w *writer) Sync() error {
+	if w.done {
+		return fsbackend.ErrClosed
+	}
+	return fsbackend.ErrUnsupported
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (w *writer) Close() error {
+	if w.done {
+		return fsbackend.ErrClosed
+	}
+	w.done = true
+	data := w.buf.Bytes()
+	ctx, cancel := context.WithDeadline(w.ctx, w.start.Add(w.f.retry.Deadline))
+	defer cancel()
+	sw := w.f.bucket.Object(w.key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+	sw.ContentType = "application/octet-stream"
+	sw.CRC32C = crc32.Checksum(data, castagnoli)
+	sw.SendCRC32C = true
+	sw.ChunkSize = max(len(data)+1, 256<<10) // one request, still retried by the library
+	_, werr := sw.Write(data)
+	cerr := sw.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		if httpCode(err) != http.StatusPreconditionFailed {
+			w.created = true // may be stored
+		}
+		return w.f.pathErr("close", w.name, err)
+	}
+	w.created = true
+	w.buf = bytes.Buffer{}
+	return nil
+}
+
+func (w *writer) Abort() error {
+	w.done = true
+	w.buf = bytes.Buffer{}
+	if !w.created {
+		return nil
+	}
+	w.created = false
+	ctx, cancel := w.f.opCtx(context.WithoutCancel(w.ctx))
+	defer cancel()
+	err := w.f.always.Object(w.key).Delete(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return nil
+	}
+	return w.f.pathErr("abort", w.name, err)
+}
+
+// Open implements fsbackend.FS.
+func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
+	key, err := f.key(name)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := f.opCtx(ctx)
+	defer cancel()
+	a, err := f.bucket.Object(key).Attrs(actx)
+	if err != nil {
+		return nil, f.pathErr("open", name, err)
+	}
+	return &reader{f: f, ctx: ctx, name: name, obj: f.bucket.Object(key).Generation(a.Generation), size: a.Size}, nil
+}
+
+// reader reads one generation of an object. It is safe for concurrent
+// ReadAt calls.
+type reader struct {
+	f    *FS
+	ctx  context.Context
+	name string
+	obj  *storage.ObjectHandle
+	size int64
+}
+
+func (r *reader) Size() int64  { return r.size }
+func (r *reader) Close() error { return nil }
+
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrInvalid}
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.size-off)
+	if want == 0 {
+		return 0, nil
+	}
+	ctx, cancel := r.f.opCtx(r.ctx)
+	defer cancel()
+	rr, err := r.obj.NewRangeReader(ctx, off, want)
+	if err != nil {
+		if errors.Is(err, storage.ErrObjectNotExist) {
+			return 0, r.f.pathErr("read", r.name, fmt.Errorf("object was replaced or removed while open: %w", err))
+		}
+		return 0, r.f.pathErr("read", r.name, err)
+	}
+	defer rr.Close()
+	n, err := io.ReadFull(rr, p[:want])
+	if err != nil {
+		return n, r.f.pathErr("read", r.name, err)
+	}
+	if int64(n) < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+var _ fsbackend.FS = (*FS)(nil)

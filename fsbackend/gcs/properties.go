@@ -1,0 +1,261 @@
+package gcs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cloud.google.com/go/storage"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"google.golang.org/api/option"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// Property keys read by FromProperties.
+const (
+	KeyBucket   = "gcs.bucket"
+	KeyProject  = "fs.gs.project.id"
+	KeyKeyFile  = "fs.gs.auth.service.account.json.keyfile"
+	KeyMove     = "fs.gs.operation.move.enable"
+	KeyRootURL  = "fs.gs.storage.root.url"
+	KeyAuthType = "fs.gs.auth.type"
+	KeyNoCache  = "disable.cache"
+)
+
+// EnvEmulatorHost is the environment variable that points the client at
+// an emulator (host:port or a URL), without authentication.
+const EnvEmulatorHost = "STORAGE_EMULATOR_HOST"
+
+// EnvCredentials names the Application Default Credentials key file.
+const EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
+
+// ParseBucket splits a gcs.bucket value, gs://bucket[/prefix].
+func ParseBucket(v string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(v, "gs://")
+	if !ok && len(v) > 5 && strings.EqualFold(v[:5], "gs://") {
+		rest, ok = v[5:], true
+	}
+	if !ok {
+		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: %q must be gs://bucket[/prefix]", KeyBucket, v)
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if bucket == "" {
+		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: %q has no bucket name (want gs://bucket[/prefix])", KeyBucket, v)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if err := fsbackend.ValidDir(prefix); err != nil {
+		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: prefix of %q: %w", KeyBucket, v, err)
+	}
+	return bucket, prefix, nil
+}
+
+// config is what properties say, before a client is built.
+type config struct {
+	bucket, prefix, project string
+	keyFile, keyType        string
+	rootURL                 string
+	unauthenticated         bool
+	useMove, noCache        bool
+}
+
+func parse(p fsbackend.Properties) (config, error) {
+	var c config
+	if t := p.Get("storage.type", "gcs"); !strings.EqualFold(t, "gcs") {
+		return c, fmt.Errorf("stowage/fsbackend/gcs: key storage.type: %q is not gcs", t)
+	}
+	b := p.Get(KeyBucket, "")
+	if b == "" {
+		return c, fmt.Errorf("stowage/fsbackend/gcs: key %s is required (gs://bucket[/prefix])", KeyBucket)
+	}
+	var err error
+	if c.bucket, c.prefix, err = ParseBucket(b); err != nil {
+		return c, err
+	}
+	c.project = p.Get(KeyProject, "")
+	if c.keyFile = p.Get(KeyKeyFile, ""); c.keyFile != "" {
+		if c.keyType, err = keyFileType("key "+KeyKeyFile, c.keyFile); err != nil {
+			return c, err
+		}
+	}
+	c.rootURL = p.Get(KeyRootURL, "")
+	if adc := os.Getenv(EnvCredentials); adc != "" && c.keyFile == "" && os.Getenv(EnvEmulatorHost) == "" {
+		// Application Default Credentials from a file: check it here so
+		// the error names the variable.
+		if _, err := keyFileType("environment variable "+EnvCredentials, adc); err != nil {
+			return c, err
+		}
+	}
+	switch at := p.Get(KeyAuthType, ""); strings.ToUpper(at) {
+	case "", "APPLICATION_DEFAULT", "SERVICE_ACCOUNT_JSON_KEYFILE":
+	case "UNAUTHENTICATED":
+		if c.keyFile != "" {
+			return c, fmt.Errorf("stowage/fsbackend/gcs: key %s is UNAUTHENTICATED, which contradicts %s", KeyAuthType, KeyKeyFile)
+		}
+		c.unauthenticated = true
+	default:
+		return c, fmt.Errorf("stowage/fsbackend/gcs: key %s: unknown value %q (known: APPLICATION_DEFAULT, SERVICE_ACCOUNT_JSON_KEYFILE, UNAUTHENTICATED)", KeyAuthType, at)
+	}
+	for key, dst := range map[string]*bool{KeyMove: &c.useMove, KeyNoCache: &c.noCache} {
+		if v := p.Get(key, ""); v != "" {
+			if *dst, err = strconv.ParseBool(v); err != nil {
+				return c, fmt.Errorf("stowage/fsbackend/gcs: key %s: %q is not true or false", key, v)
+			}
+		}
+	}
+	return c, nil
+}
+
+// keyFileType reads the key file's "type" field. Errors name the key and
+// the path, never the file's contents.
+func keyFileType(what, path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("stowage/fsbackend/gcs: %s: cannot read the key file: %w", what, err)
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(data, &head) != nil {
+		return "", fmt.Errorf("stowage/fsbackend/gcs: %s: %s is not a JSON credentials file", what, path)
+	}
+	switch head.Type {
+	case string(option.ServiceAccount), string(option.AuthorizedUser), string(option.ExternalAccount), string(option.ImpersonatedServiceAccount):
+		return head.Type, nil
+	}
+	return "", fmt.Errorf("stowage/fsbackend/gcs: %s: %s has credentials type %q (want service_account, authorized_user, external_account or impersonated_service_account)",
+		what, path, head.Type)
+}
+
+func (c config) clientOptions() []option.ClientOption {
+	var opts []option.ClientOption
+	if c.keyFile != "" {
+		opts = append(opts, option.WithAuthCredentialsFile(option.CredentialsType(c.keyType), c.keyFile))
+	}
+	if c.rootURL != "" {
+		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(c.rootURL, "/")+"/storage/v1/"))
+	}
+	if c.unauthenticated {
+		opts = append(opts, option.WithoutAuthentication())
+	}
+	if c.rootURL != "" || os.Getenv(EnvEmulatorHost) != "" {
+		opts = append(opts, storage.WithJSONReads())
+	}
+	return opts
+}
+
+// cacheKey identifies a client by what configures it (the key file by
+// path, never by contents).
+func (c config) cacheKey() string {
+	return strings.Join([]string{c.keyFile, c.rootURL, strconv.FormatBool(c.unauthenticated), os.Getenv(EnvEmulatorHost),
+		os.Getenv(EnvCredentials)}, "\x00")
+}
+
+// FromProperties builds an FS from properties (see the package doc). It
+// is the Opener registered as "gcs".
+func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
+	c, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	slog.Debug("stowage/fsbackend/gcs: opening", slog.String("properties", p.String()))
+	if ig := ignoredKeys(p); len(ig) > 0 {
+		slog.Debug("stowage/fsbackend/gcs: fs.gs keys accepted but not used", slog.String("keys", strings.Join(ig, ", ")))
+	}
+	opts := Options{Bucket: c.bucket, Prefix: c.prefix, UseMove: c.useMove}
+	if c.noCache {
+		opts.ClientOptions = c.clientOptions()
+		return New(ctx, opts)
+	}
+	client, release, err := sharedClient(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return newFS(client, release, opts), nil
+}
+
+var usedKeys = map[string]bool{KeyProject: true, KeyKeyFile: true, KeyMove: true, KeyRootURL: true, KeyAuthType: true}
+
+func ignoredKeys(p fsbackend.Properties) []string {
+	var out []string
+	for k := range p {
+		if strings.HasPrefix(k, "fs.gs.") && !usedKeys[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// shared is a cached client with the number of FS values using it.
+type shared struct {
+	client  *storage.Client
+	refs    int
+	evicted bool
+}
+
+var (
+	cacheMu   sync.Mutex
+	cacheOnce sync.Once
+	cache     *lru.Cache[string, *shared]
+)
+
+const clientCacheSize = 16
+
+func clients() *lru.Cache[string, *shared] {
+	cacheOnce.Do(func() {
+		// The callback runs under cacheMu: every cache call below holds it.
+		cache, _ = lru.NewWithEvict[string, *shared](clientCacheSize, func(_ string, s *shared) {
+			s.evicted = true
+			if s.refs == 0 {
+				s.client.Close()
+			}
+		})
+	})
+	return cache
+}
+
+func sharedClient(ctx context.Context, c config) (*storage.Client, func() error, error) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	key := c.cacheKey()
+	s, ok := clients().Get(key)
+	if !ok {
+		client, err := storage.NewClient(ctx, c.clientOptions()...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stowage/fsbackend/gcs: client: %w", err)
+		}
+		s = &shared{client: client}
+		clients().Add(key, s)
+	}
+	s.refs++
+	var once sync.Once
+	release := func() error {
+		once.Do(func() {
+			cacheMu.Lock()
+			defer cacheMu.Unlock()
+			s.refs--
+			if s.refs == 0 && s.evicted {
+				s.client.Close()
+			}
+		})
+		return nil
+	}
+	return s.client, release, nil
+}
+
+// PurgeClientCache closes every shared client no FS uses any more and
+// forgets the others, which close when their last FS closes.
+func PurgeClientCache() {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	clients().Purge()
+}
+
+func init() { fsbackend.Register("gcs", FromProperties) }
