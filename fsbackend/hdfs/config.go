@@ -237,6 +237,13 @@ func (c *Config) resolveNameNodes(def string) error {
 		return fmt.Errorf("stowage/fsbackend/hdfs: key %s: user information is not allowed in the URI", KeyDefaultFS)
 	}
 
+	// Common misspellings of the HA keys would otherwise be ignored quietly.
+	for k, s := range c.hadoop {
+		if want := misspelledHAKey(k); want != "" {
+			return fmt.Errorf("stowage/fsbackend/hdfs: key %s: unknown HA key (did you mean %s?)", s.origin, want)
+		}
+	}
+
 	// Nameservices declared by any key.
 	declared := map[string]bool{}
 	if s, ok := c.hadoop["dfs.nameservices"]; ok {
@@ -390,4 +397,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// misspelledHAKey returns the key that an unknown HA-looking key was
+// probably meant to be, or "".
+func misspelledHAKey(k string) string {
+	switch {
+	case k == "dfs.nameservice":
+		return "dfs.nameservices"
+	case strings.HasPrefix(k, "dfs.ha.namenode.") && k != "dfs.ha.namenode.id":
+		return "dfs.ha.namenodes." + strings.TrimPrefix(k, "dfs.ha.namenode.")
+	case strings.HasPrefix(k, "dfs.namenode.rpc.address."):
+		return "dfs.namenode.rpc-address." + strings.TrimPrefix(k, "dfs.namenode.rpc.address.")
+	case strings.HasPrefix(k, "dfs.namenode.rpc-addresses."):
+		return "dfs.namenode.rpc-address." + strings.TrimPrefix(k, "dfs.namenode.rpc-addresses.")
+	case strings.HasPrefix(k, "dfs.client.failover.proxy.providers."):
+		return "dfs.client.failover.proxy.provider." + strings.TrimPrefix(k, "dfs.client.failover.proxy.providers.")
+	}
+	return ""
 }
