@@ -424,6 +424,18 @@ func TestRealSharedClientReferenceCounted(t *testing.T) {
 	}
 }
 
+func TestRealContextCanceled(t *testing.T) {
+	f, _, _ := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.Create(ctx, "c/x"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Create with a canceled context: %v, want context.Canceled", err)
+	}
+	if _, err := f.List(ctx, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a canceled context: %v, want context.Canceled", err)
+	}
+}
+
 func TestRealUnreachableError(t *testing.T) {
 	need(t, envHDFS)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
