@@ -20,13 +20,13 @@ type Config struct {
 
 // Engine is seatunnel.engine.
 type Engine struct {
-	BackupCount                 int  // backup-count, default 1
+	BackupCount                 int    // backup-count, default 1
 	QueueType                   string // queue-type, default blockingqueue
-	PrintExecutionInfoInterval  int  // print-execution-info-interval (seconds), default 60
-	PrintJobMetricsInfoInterval int  // print-job-metrics-info-interval (seconds), default 60
-	JobMetricsBackupInterval    int  // job-metrics-backup-interval (seconds), default 3
-	HistoryJobExpireMinutes     int  // history-job-expire-minutes, default 1440
-	ClassloaderCacheMode        bool // classloader-cache-mode, default true
+	PrintExecutionInfoInterval  int    // print-execution-info-interval (seconds), default 60
+	PrintJobMetricsInfoInterval int    // print-job-metrics-info-interval (seconds), default 60
+	JobMetricsBackupInterval    int    // job-metrics-backup-interval (seconds), default 3
+	HistoryJobExpireMinutes     int    // history-job-expire-minutes, default 1440
+	ClassloaderCacheMode        bool   // classloader-cache-mode, default true
 	SlotService                 SlotService
 	Checkpoint                  Checkpoint
 }

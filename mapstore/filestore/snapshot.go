@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -16,6 +17,7 @@ import (
 const (
 	snapChunk       = 1 << 20 // bytes of entries per snapshot frame
 	minSnapshotLog  = 64 << 10
+	minGlobalLog    = 1 << 20
 	compactInterval = 2 * time.Second
 )
 
@@ -101,19 +103,64 @@ func (s *Store) Compact(ctx context.Context) error {
 			due = append(due, p)
 		}
 	}
-	if len(due) == 0 && logBytes > max(int64(float64(live)*s.opts.CompactRatio), s.opts.SegmentSize) {
-		due = s.pinningOldest()
+	// Over the disk budget (log larger than CompactRatio of the live
+	// bytes): roll the active segment so it can be collected too, and
+	// snapshot every partition that has records in the log.
+	if logBytes > int64(float64(live)*s.opts.CompactRatio)+min(s.opts.SegmentSize/4, minGlobalLog) {
+		s.w.rollNext.Store(true)
+		due = due[:0]
+		for p := 0; p < s.parts; p++ {
+			if s.loaded[p] && s.since[p] > 0 {
+				due = append(due, p)
+			}
+		}
 	}
 	s.mu.Unlock()
-	for _, p := range due {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := s.snapshot(ctx, src, p); err != nil {
-			return err
-		}
+	if err := s.snapshotAll(ctx, src, due); err != nil {
+		return err
 	}
 	return s.collect(ctx)
+}
+
+// snapshotParallel is how many partition snapshots are written at once, so
+// that their syncs overlap.
+const snapshotParallel = 8
+
+func (s *Store) snapshotAll(ctx context.Context, src mapstore.SnapshotSource, due []int) error {
+	next := make(chan int)
+	errc := make(chan error, snapshotParallel)
+	var wg sync.WaitGroup
+	for w := 0; w < min(snapshotParallel, len(due)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if err := s.snapshot(ctx, src, p); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+loop:
+	for _, p := range due {
+		select {
+		case next <- p:
+		case err = <-errc:
+			break loop
+		case <-ctx.Done():
+			err = ctx.Err()
+			break loop
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errc)
+	if err != nil {
+		return err
+	}
+	return <-errc
 }
 
 // pinningOldest returns the loaded partitions whose records keep the oldest
@@ -182,7 +229,17 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	s.snaps[p] = append(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
 	s.since[p] = 0
 	s.liveBytes[p] = live
+	var drop []snapFile
+	if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
+		drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)
+		s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
+	}
 	s.mu.Unlock()
+	for _, sf := range drop {
+		if err := s.fs.Remove(ctx, sf.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", sf.name, err)
+		}
+	}
 	return nil
 }
 
@@ -386,10 +443,28 @@ func (s *Store) ForceCompact(ctx context.Context) error {
 	if src == nil {
 		return errors.New("stowage/mapstore/filestore: no snapshot source set")
 	}
-	for _, p := range due {
-		if err := s.snapshot(ctx, src, p); err != nil {
+	if err := s.snapshotAll(ctx, src, due); err != nil {
+		return err
+	}
+	return s.collect(ctx)
+}
+
+// CompactOffline compacts a map no member is using: it loads every
+// partition, snapshots it as of its last version, and deletes the log
+// files and snapshots that are then covered.
+func (s *Store) CompactOffline(ctx context.Context) error {
+	mem := make([][]mapstore.Record, s.parts)
+	for p := 0; p < s.parts; p++ {
+		err := s.LoadPartition(ctx, p, func(r mapstore.Record) error {
+			mem[p] = append(mem[p], r)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
-	return s.collect(ctx)
+	s.SetSnapshotSource(func(ctx context.Context, p int) ([]mapstore.Record, mapstore.Version, error) {
+		return mem[p], s.LastVersion(p), nil
+	})
+	return s.ForceCompact(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -24,6 +25,10 @@ type writer struct {
 	cond    *sync.Cond
 	queue   []*request
 	closing bool
+
+	// rollNext asks the flusher to start a new segment before its next
+	// batch, so that compaction can collect the current one.
+	rollNext atomic.Bool
 
 	// owned by the flusher goroutine
 	seg     fsbackend.Writer
@@ -141,6 +146,9 @@ func (w *writer) write(b []byte) (string, error) {
 		}
 		w.s.addFile(name, int64(len(data)), false)
 		return name, nil
+	}
+	if w.rollNext.Swap(false) {
+		w.roll()
 	}
 	if w.seg == nil {
 		w.segN++

@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/local"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/filestore"
+	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde"
+)
+
+// Config returns a configuration whose bench* maps persist EAGERly under
+// dir on the local disk, with extra map-store properties.
+func Config(dir string, extra map[string]string) (*config.Config, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hazelcast:\n  cluster-name: bench\n  map:\n    bench*:\n      map-store:\n        enabled: true\n        initial-mode: EAGER\n        properties:\n")
+	props := map[string]string{"type": "hdfs", "namespace": dir, "clusterName": "bench", "storage.type": "hdfs", "fs.defaultFS": "file:///"}
+	for k, v := range extra {
+		props[k] = v
+	}
+	for k, v := range props {
+		fmt.Fprintf(&b, "          %s: %q\n", k, v)
+	}
+	return config.Parse(nil, []byte(b.String()))
+}
+
+// WriteResult is one write-through measurement.
+type WriteResult struct {
+	PutsPerSec     float64
+	RecordsPerSync float64 // average group-commit batch size
+}
+
+// WriteThrough measures Map.Put of writers goroutines, n puts each, with
+// valueSize-byte values on a persisted map under dir.
+func WriteThrough(ctx context.Context, dir string, writers, n, valueSize int) (WriteResult, error) {
+	cfg, err := Config(dir, nil)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer node.Close()
+	m, err := stowage.GetMap(ctx, node, "bench_write", serde.String(), serde.Bytes())
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := node.WaitLoaded(ctx); err != nil {
+		return WriteResult{}, err
+	}
+	value := make([]byte, valueSize)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errc := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				if err := m.Put(ctx, string(appendKey(nil, w, i)), value); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	el := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return WriteResult{}, err
+	}
+	res := WriteResult{PutsPerSec: float64(writers*n) / el.Seconds()}
+	res.RecordsPerSync = batchAverage(node)
+	return res, nil
+}
+
+func batchAverage(node *stowage.Node) float64 {
+	g := node.Gatherer()
+	if g == nil {
+		return 0
+	}
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "stowage_log_batch_records" && len(mf.Metric) > 0 {
+			h := mf.Metric[0].GetHistogram()
+			if h.GetSampleCount() > 0 {
+				return h.GetSampleSum() / float64(h.GetSampleCount())
+			}
+		}
+	}
+	return 0
+}
+
+// LoadResult compares an EAGER load with a raw read of the same files.
+type LoadResult struct {
+	Entries        int
+	Bytes          int64
+	Load           time.Duration
+	Raw            time.Duration
+	EntriesPerSec  float64
+	BytesPerSec    float64
+	RawBytesPerSec float64
+}
+
+// Load writes entries entries of valueSize bytes into a map's files (with
+// large StoreAll batches, through the file map store), then times a raw
+// sequential read + CRC of the files and a node's EAGER load of them.
+// Both read from the page cache, so the ratio is about CPU work per byte.
+func Load(ctx context.Context, dir string, entries, valueSize int) (LoadResult, error) {
+	mapDir := filepath.Join(dir, "bench", "bench_load")
+	f, err := local.New(mapDir)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	st, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+	if err != nil {
+		return LoadResult{}, err
+	}
+	value := make([]byte, valueSize)
+	seqs := make([]uint64, partition.DefaultCount)
+	const batch = 4096
+	recs := make([]mapstore.Record, 0, batch)
+	for i := 0; i < entries; i++ {
+		k := appendKey(nil, i%64, i)
+		p := partition.Of(k, partition.DefaultCount)
+		seqs[p]++
+		recs = append(recs, mapstore.Record{Partition: p, Version: mapstore.Version{Epoch: 1, Seq: seqs[p]}, Key: k, Value: value})
+		if len(recs) == batch || i == entries-1 {
+			if err := st.StoreAll(ctx, recs); err != nil {
+				st.Close()
+				return LoadResult{}, err
+			}
+			recs = recs[:0]
+		}
+	}
+	if err := st.Close(); err != nil {
+		return LoadResult{}, err
+	}
+	res := LoadResult{Entries: entries}
+	res.Bytes, res.Raw, err = RawReadCRC(mapDir)
+	if err != nil {
+		return res, err
+	}
+	cfg, err := Config(dir, nil)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+	if err != nil {
+		return res, err
+	}
+	defer node.Close()
+	if err := node.WaitLoaded(ctx); err != nil {
+		return res, err
+	}
+	res.Load = time.Since(start)
+	m, err := stowage.GetMap(ctx, node, "bench_load", serde.String(), serde.Bytes())
+	if err != nil {
+		return res, err
+	}
+	if n, err := m.Size(ctx); err != nil || n != entries {
+		return res, fmt.Errorf("bench: loaded %d entries, want %d (%v)", n, entries, err)
+	}
+	res.EntriesPerSec = float64(entries) / res.Load.Seconds()
+	res.BytesPerSec = float64(res.Bytes) / res.Load.Seconds()
+	res.RawBytesPerSec = float64(res.Bytes) / res.Raw.Seconds()
+	return res, nil
+}
+
+// DiskResult is the space a map takes after overwrites.
+type DiskResult struct {
+	Keys, Rounds int
+	LiveBytes    int64
+	DiskBytes    int64
+	Ratio        float64
+}
+
+// Overwrite writes keys keys, rounds times each, from writers goroutines,
+// then compares the bytes on disk with the live bytes.
+func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize int) (DiskResult, error) {
+	// Small segments, so that rolled segments can be collected during the run.
+	cfg, err := Config(dir, map[string]string{"block.size": fmt.Sprint(4 << 20)})
+	if err != nil {
+		return DiskResult{}, err
+	}
+	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+	if err != nil {
+		return DiskResult{}, err
+	}
+	m, err := stowage.GetMap(ctx, node, "bench_overwrite", serde.String(), serde.Bytes())
+	if err != nil {
+		node.Close()
+		return DiskResult{}, err
+	}
+	value := make([]byte, valueSize)
+	var wg sync.WaitGroup
+	errc := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				for k := w; k < keys; k += writers {
+					if err := m.Put(ctx, string(appendKey(nil, 0, k)), value); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		node.Close()
+		return DiskResult{}, err
+	}
+	if err := node.Close(); err != nil {
+		return DiskResult{}, err
+	}
+	res := DiskResult{Keys: keys, Rounds: rounds}
+	for k := 0; k < keys; k++ {
+		res.LiveBytes += int64(len(appendKey(nil, 0, k)) + valueSize)
+	}
+	mapDir := filepath.Join(dir, "bench", "bench_overwrite")
+	res.DiskBytes, err = dirBytes(mapDir)
+	res.Ratio = float64(res.DiskBytes) / float64(res.LiveBytes)
+	return res, err
+}
+
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+var _ = fsbackend.Join

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/stowage/stowage/bench"
+	"github.com/stowage/stowage/mapstore/boltstore"
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dir := fl.String("dir", "", "directory on the disk to measure (default: a temporary directory)")
+	quick := fl.Bool("quick", false, "small sizes, for a smoke run")
+	writers := fl.Int("writers", 64, "concurrent writers")
+	valueSize := fl.Int("value-size", 256, "value size in bytes")
+	entries := fl.Int("load-entries", 1_000_000, "entries for the EAGER load benchmark")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	perWriter, keys := 400, 20_000
+	if *quick {
+		perWriter, keys, *entries = 40, 2_000, 20_000
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "stowage-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	sub := func(name string) string { p := filepath.Join(*dir, name); _ = os.MkdirAll(p, 0o755); return p }
+	host, _ := os.Hostname()
+	fmt.Fprintf(stdout, "stowage bench: %s, %d CPUs, %s/%s, %s, dir %s\n\n", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), *dir)
+	say := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+
+	say("write-through: raw group commit ...")
+	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
+	if err != nil {
+		return err
+	}
+	say("write-through: stowage ...")
+	st, err := bench.WriteThrough(ctx, sub("stowage"), *writers, perWriter, *valueSize)
+	if err != nil {
+		return err
+	}
+	say("write-through: bbolt Batch ...")
+	bb, err := boltstore.BenchPuts(ctx, filepath.Join(sub("bolt"), "batch.db"), *writers, perWriter, *valueSize, true)
+	if err != nil {
+		return err
+	}
+	say("write-through: bbolt one put per transaction ...")
+	b1, err := boltstore.BenchPuts(ctx, filepath.Join(sub("bolt"), "single.db"), *writers, max(1, perWriter/8), *valueSize, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "write-through, %d writers, %d B values, fdatasync'd\n", *writers, *valueSize)
+	fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "raw group-commit append+fdatasync", raw, "1.00")
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (%.1f records per fdatasync)\n", "stowage Map.Put (file map store)", st.PutsPerSec, st.PutsPerSec/raw, st.RecordsPerSync)
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "bbolt Batch", bb, bb/raw)
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "bbolt one put per Update", b1, b1/raw)
+	fmt.Fprintf(stdout, "  stowage / bbolt Batch: %.2fx\n\n", st.PutsPerSec/bb)
+
+	say("EAGER load of %d entries ...", *entries)
+	ld, err := bench.Load(ctx, sub("load"), *entries, *valueSize)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "EAGER load, %d entries of %d B (%d MiB of files, page cache warm)\n", ld.Entries, *valueSize, ld.Bytes>>20)
+	fmt.Fprintf(stdout, "  raw sequential read + CRC-32C   %8v  %8.0f MiB/s\n", ld.Raw.Round(time.Millisecond), ld.RawBytesPerSec/(1<<20))
+	fmt.Fprintf(stdout, "  stowage EAGER load              %8v  %8.0f MiB/s  %10.0f entries/s   ratio %.2f\n\n", ld.Load.Round(time.Millisecond), ld.BytesPerSec/(1<<20), ld.EntriesPerSec, ld.BytesPerSec/ld.RawBytesPerSec)
+
+	say("overwrite run ...")
+	dr, err := bench.Overwrite(ctx, sub("overwrite"), keys, 10, *writers, *valueSize)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
+	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	return nil
+}

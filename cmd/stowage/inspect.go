@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/filestore"
+	"github.com/stowage/stowage/partition"
+)
+
+// inspector works on storage alone: no member needs to run (and none
+// should write while it does).
+type inspector struct {
+	props   fsbackend.Properties
+	base    string // namespace/clusterName
+	cfg     *config.Config
+	json    bool
+	out     io.Writer
+	errw    io.Writer
+	damages []filestore.Damage
+}
+
+type propFlags []string
+
+func (p *propFlags) String() string     { return strings.Join(*p, ",") }
+func (p *propFlags) Set(v string) error { *p = append(*p, v); return nil }
+
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	cfgDir := fl.String("config-dir", "", "SeaTunnel config directory: storage of the first enabled map-store, and checkpoint storage")
+	fsURI := fl.String("fs", "", "storage URI: file:///, hdfs://host:port, s3a://bucket, oss://bucket, cosn://bucket, gs://bucket")
+	ns := fl.String("namespace", "", "IMap namespace, e.g. /tmp/seatunnel/imap")
+	cluster := fl.String("cluster", "", "cluster name (the map-store clusterName)")
+	asJSON := fl.Bool("json", false, "print JSON for machines")
+	var props propFlags
+	fl.Var(&props, "property", "extra storage property KEY=VALUE (repeatable), e.g. fs.s3a.endpoint=http://127.0.0.1:9000")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	in := &inspector{json: *asJSON, out: stdout, errw: stderr}
+	switch {
+	case *cfgDir != "":
+		cfg, err := config.Load(*cfgDir)
+		if err != nil {
+			return err
+		}
+		in.cfg = cfg
+		for _, mc := range cfg.Hazelcast.Maps {
+			if mc.MapStore != nil && mc.MapStore.Enabled {
+				in.props = mc.MapStore.Properties
+				break
+			}
+		}
+		if in.props != nil {
+			*ns = in.props.Get("namespace", *ns)
+			*cluster = in.props.Get("clusterName", *cluster)
+		}
+	case *fsURI != "":
+		p, err := propsFromURI(*fsURI)
+		if err != nil {
+			return err
+		}
+		in.props = p
+	}
+	for _, kv := range props {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--property %q: want KEY=VALUE", kv)
+		}
+		if in.props == nil {
+			in.props = fsbackend.Properties{}
+		}
+		in.props[k] = v
+	}
+	rest := fl.Args()
+	if len(rest) == 0 {
+		return errUsage
+	}
+	if rest[0] == "checkpoints" {
+		return in.checkpoints(ctx, rest[1:])
+	}
+	if in.props == nil || *ns == "" || *cluster == "" {
+		return errors.New("give --config-dir, or --fs with --namespace and --cluster")
+	}
+	in.base = fsbackend.Join(strings.TrimPrefix(*ns, "/"), *cluster)
+	switch {
+	case rest[0] == "maps" && len(rest) == 1:
+		return in.maps(ctx)
+	case rest[0] == "stats" && len(rest) == 2:
+		return in.stats(ctx, rest[1])
+	case rest[0] == "dump" && len(rest) == 2:
+		return in.dump(ctx, rest[1])
+	case rest[0] == "get" && len(rest) == 3:
+		return in.get(ctx, rest[1], rest[2])
+	case rest[0] == "verify" && len(rest) == 1:
+		return in.verify(ctx)
+	case rest[0] == "compact" && len(rest) == 2:
+		return in.compact(ctx, rest[1])
+	}
+	return errUsage
+}
+
+// propsFromURI turns --fs into SeaTunnel storage properties.
+func propsFromURI(uri string) (fsbackend.Properties, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("--fs %q: %w", uri, err)
+	}
+	switch u.Scheme {
+	case "file", "":
+		return fsbackend.Properties{"storage.type": "hdfs", "fs.defaultFS": "file:///"}, nil
+	case "hdfs":
+		return fsbackend.Properties{"storage.type": "hdfs", "fs.defaultFS": uri}, nil
+	case "s3a", "s3", "s3n":
+		return fsbackend.Properties{"storage.type": "s3", "s3.bucket": uri}, nil
+	case "oss":
+		return fsbackend.Properties{"storage.type": "oss", "oss.bucket": uri}, nil
+	case "cosn":
+		return fsbackend.Properties{"storage.type": "cos", "cos.bucket": uri}, nil
+	case "gs":
+		return fsbackend.Properties{"storage.type": "gcs", "gcs.bucket": uri}, nil
+	}
+	return nil, fmt.Errorf("--fs %q: unknown scheme %q (file, hdfs, s3a, oss, cosn, gs)", uri, u.Scheme)
+}
+
+func (in *inspector) openFS(ctx context.Context) (fsbackend.FS, error) {
+	return fsbackend.Open(ctx, in.props)
+}
+
+func (in *inspector) print(v any, text func(w io.Writer)) {
+	if in.json {
+		enc := json.NewEncoder(in.out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+		return
+	}
+	text(in.out)
+}
+
+func (in *inspector) mapNames(ctx context.Context, f fsbackend.FS) ([]string, error) {
+	list, err := f.List(ctx, in.base)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, fi := range list {
+		name, file, ok := strings.Cut(strings.TrimPrefix(fi.Name, in.base+"/"), "/")
+		if ok && !seen[name] && (file == "META" || strings.HasPrefix(file, "g")) {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// openMap opens one map directory with the file map store.
+func (in *inspector) openMap(ctx context.Context, f fsbackend.FS, name string) (*filestore.Store, error) {
+	if err := stowage.ValidMapName(name); err != nil {
+		return nil, err
+	}
+	sub, err := fsbackend.Sub(f, fsbackend.Join(in.base, name))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sub.Stat(ctx, "META"); err != nil {
+		if list, _ := sub.List(ctx, ""); len(list) == 0 {
+			return nil, fmt.Errorf("map %q: no such map under %s", name, in.base)
+		}
+	}
+	parts, _, err := filestore.ReadMeta(ctx, sub)
+	if err != nil {
+		parts = partition.DefaultCount
+	}
+	return filestore.Open(ctx, filestore.Options{FS: sub, Partitions: parts,
+		Logger:   quietLogger(),
+		OnDamage: func(d filestore.Damage) { in.damages = append(in.damages, d) }})
+}
+
+func (in *inspector) maps(ctx context.Context) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names, err := in.mapNames(ctx, f)
+	if err != nil {
+		return err
+	}
+	in.print(names, func(w io.Writer) {
+		for _, n := range names {
+			fmt.Fprintln(w, n)
+		}
+	})
+	return nil
+}
+
+func (in *inspector) stats(ctx context.Context, name string) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := in.openMap(ctx, f, name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	st, err := s.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	ratio := 0.0
+	if st.LiveBytes > 0 {
+		ratio = float64(st.DiskBytes) / float64(st.LiveBytes)
+	}
+	in.print(struct {
+		Map string `json:"map"`
+		filestore.Stats
+		DiskPerLive float64 `json:"disk_per_live"`
+	}{name, st, ratio}, func(w io.Writer) {
+		fmt.Fprintf(w, "map:          %s\npartitions:   %d (generation %d)\nentries:      %d\nlive bytes:   %d\nlog:          %d files, %d bytes\nsnapshots:    %d files, %d bytes\ndisk bytes:   %d (%.2fx live)\n",
+			name, st.Partitions, st.Generation, st.Entries, st.LiveBytes, st.LogFiles, st.LogBytes, st.Snapshots, st.SnapBytes, st.DiskBytes, ratio)
+	})
+	return nil
+}
+
+func printable(b []byte) string {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return fmt.Sprintf("0x%x", b)
+		}
+	}
+	return string(b)
+}
+
+type dumpEntry struct {
+	Key       string `json:"key"`
+	Value     string `json:"value"`
+	Partition int    `json:"partition"`
+	Epoch     uint64 `json:"epoch"`
+	Seq       uint64 `json:"seq"`
+}
+
+func (in *inspector) dump(ctx context.Context, name string) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := in.openMap(ctx, f, name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var entries []dumpEntry
+	err = s.Entries(ctx, func(r mapstore.Record) error {
+		entries = append(entries, dumpEntry{printable(r.Key), printable(r.Value), r.Partition, r.Version.Epoch, r.Version.Seq})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
+	in.print(entries, func(w io.Writer) {
+		for _, e := range entries {
+			fmt.Fprintf(w, "%s\t%s\t(partition %d, epoch %d, seq %d)\n", e.Key, e.Value, e.Partition, e.Epoch, e.Seq)
+		}
+	})
+	return in.reportDamage()
+}
+
+func (in *inspector) get(ctx context.Context, name, key string) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := in.openMap(ctx, f, name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, ok, err := s.Load(ctx, []byte(key))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(in.errw, "stowage inspect: map %q has no key %q\n", name, key)
+		return exitError(1)
+	}
+	in.print(dumpEntry{key, printable(r.Value), r.Partition, r.Version.Epoch, r.Version.Seq}, func(w io.Writer) {
+		fmt.Fprintln(w, printable(r.Value))
+	})
+	return nil
+}
+
+func (in *inspector) bar(total int, what string) func(done, total int) {
+	if in.json || !isTerminal(in.errw) {
+		return nil
+	}
+	b := progressbar.NewOptions(total, progressbar.OptionSetWriter(in.errw), progressbar.OptionSetDescription(what), progressbar.OptionClearOnFinish())
+	return func(done, _ int) { _ = b.Set(done) }
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+type verifyReport struct {
+	Map     string             `json:"map"`
+	Damages []filestore.Damage `json:"damages"`
+}
+
+// verify reads every file of every map; damage other than a torn tail
+// makes the command exit 1.
+func (in *inspector) verify(ctx context.Context) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names, err := in.mapNames(ctx, f)
+	if err != nil {
+		return err
+	}
+	var reports []verifyReport
+	bad := 0
+	for _, name := range names {
+		s, err := in.openMap(ctx, f, name)
+		if err != nil {
+			return err
+		}
+		ds, err := s.Verify(ctx, in.bar(0, "verify "+name))
+		s.Close()
+		if err != nil {
+			return err
+		}
+		ds = append(in.damages, ds...)
+		in.damages = nil
+		ds = dedupe(ds)
+		for _, d := range ds {
+			if !d.Tail {
+				bad++
+			}
+		}
+		reports = append(reports, verifyReport{Map: name, Damages: ds})
+	}
+	in.print(reports, func(w io.Writer) {
+		for _, r := range reports {
+			if len(r.Damages) == 0 {
+				fmt.Fprintf(w, "%s: ok\n", r.Map)
+				continue
+			}
+			for _, d := range r.Damages {
+				fmt.Fprintf(w, "%s: %s\n", r.Map, d)
+			}
+		}
+		fmt.Fprintf(w, "%d maps verified, %d damaged places\n", len(reports), bad)
+	})
+	if bad > 0 {
+		return exitError(1)
+	}
+	return nil
+}
+
+func dedupe(ds []filestore.Damage) []filestore.Damage {
+	seen := map[string]bool{}
+	var out []filestore.Damage
+	for _, d := range ds {
+		k := fmt.Sprintf("%s@%d", d.File, d.Offset)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (in *inspector) reportDamage() error {
+	ds := dedupe(in.damages)
+	for _, d := range ds {
+		fmt.Fprintf(in.errw, "stowage inspect: %s\n", d)
+	}
+	return nil
+}
+
+// compact loads a map into memory, snapshots every partition and deletes
+// the log files and snapshots the new snapshots cover.
+func (in *inspector) compact(ctx context.Context, name string) error {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := in.openMap(ctx, f, name)
+	if err != nil {
+		return err
+	}
+	before, err := s.Stats(ctx)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	if err := s.CompactOffline(ctx); err != nil {
+		s.Close()
+		return err
+	}
+	after, err := s.Stats(ctx)
+	s.Close()
+	if err != nil {
+		return err
+	}
+	in.print(map[string]any{"map": name, "before": before, "after": after}, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %d entries; disk %d -> %d bytes; log files %d -> %d; snapshots %d -> %d\n",
+			name, after.Entries, before.DiskBytes, after.DiskBytes, before.LogFiles, after.LogFiles, before.Snapshots, after.Snapshots)
+	})
+	return nil
+}

@@ -1,0 +1,83 @@
+// Command stowage runs a member (node), shows persistence end to end
+// (demo), inspects and repairs persisted state with no cluster running
+// (inspect), and measures performance (bench).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "github.com/stowage/stowage/fsbackend/all"
+)
+
+const usage = `usage: stowage <command> [flags]
+
+commands:
+  node     --config-dir DIR [--http ADDR]   run one member and serve the HTTP API
+  demo     [--dir DIR]                      write job state, SIGKILL the member, restart, show it came back
+  inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME) SUBCOMMAND
+           maps | stats MAP | dump MAP | get MAP KEY | verify | compact MAP
+           checkpoints list [JOB] | checkpoints show JOB PIPELINE [CHECKPOINT] | checkpoints verify
+  bench    [--quick] [--dir DIR]            benchmark write-through, load and disk use against references
+
+Run 'stowage <command> -h' for the flags of one command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage makes run print the usage and exit 2.
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "node":
+		err = runNode(ctx, args[1:], stdout, stderr)
+	case "demo":
+		err = runDemo(ctx, args[1:], stdout, stderr)
+	case "inspect":
+		err = runInspect(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = runBench(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "stowage: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ex exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprint(stderr, usage)
+		return 2
+	case errors.As(err, &ex):
+		return int(ex)
+	default:
+		fmt.Fprintf(stderr, "stowage %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// exitError ends the command with a status, its message already printed.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

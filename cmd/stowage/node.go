@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
+)
+
+func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("node", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dir := fl.String("config-dir", "", "directory holding seatunnel.yaml and hazelcast.yaml (required)")
+	addr := fl.String("http", "127.0.0.1:5802", "address of the HTTP API")
+	port := fl.Int("port", 0, "member port (overrides hazelcast.yaml network.port)")
+	verbose := fl.Bool("v", false, "log at debug level")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return errors.New("--config-dir is required")
+	}
+	cfg, err := config.Load(*dir)
+	if err != nil {
+		return err
+	}
+	if *port != 0 {
+		cfg.Hazelcast.Network.Port = *port
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("stowage node serving", "http", ln.Addr().String(), "cluster", cfg.Hazelcast.ClusterName)
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if err := node.WaitLoaded(ctx); err == nil {
+			log.Info("stowage node loaded", "maps", len(node.Maps()))
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return node.Close()
+}

@@ -1,0 +1,42 @@
+package stowage
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	storeSeconds *prometheus.HistogramVec
+	storeErrors  *prometheus.CounterVec
+	batchRecords prometheus.Histogram
+	batchBytes   prometheus.Histogram
+	batchSeconds prometheus.Histogram
+	loadSeconds  *prometheus.GaugeVec
+	entries      *prometheus.GaugeFunc
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		storeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stowage_store_latency_seconds", Help: "Write-through latency of one map operation, until durable.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}, []string{"map"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_store_errors_total", Help: "Map operations failed because the write-through failed.",
+		}, []string{"map"}),
+		batchRecords: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "stowage_log_batch_records", Help: "Records per group-commit batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		batchBytes: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "stowage_log_batch_bytes", Help: "Bytes per group-commit batch.",
+			Buckets: prometheus.ExponentialBuckets(64, 4, 10),
+		}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "stowage_log_batch_seconds", Help: "Time to make one group-commit batch durable.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}),
+		loadSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "stowage_map_load_seconds", Help: "Time the last EAGER load of a map took.",
+		}, []string{"map"}),
+	}
+	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds)
+	return m
+}

@@ -1,0 +1,376 @@
+package stowage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/boltstore"
+	"github.com/stowage/stowage/mapstore/filestore"
+	"github.com/stowage/stowage/partition"
+)
+
+// Options configure a Node. Only Config is usually set.
+type Options struct {
+	// Config is the parsed SeaTunnel configuration (nil: config.Default()).
+	// It must not be modified once Open returned.
+	Config *config.Config
+	// Logger receives the node's structured logs (default slog.Default()).
+	Logger *slog.Logger
+	// Registerer receives the node's metrics (default: a new registry,
+	// available from Node.Gatherer).
+	Registerer prometheus.Registerer
+	// OpenFS, if set, replaces fsbackend.Open for the map stores (tests
+	// use it to inject faults).
+	OpenFS func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error)
+	// OnDamage, if set, receives every piece of damage a map store finds.
+	OnDamage func(mapName string, d filestore.Damage)
+	// LoadWorkers is how many partitions load in parallel (default: 2x CPUs).
+	LoadWorkers int
+}
+
+// Node is one member: it holds the maps, their map stores, and loads
+// persisted maps EAGERly on Open. It is safe for concurrent use.
+type Node struct {
+	opts Options
+	cfg  *config.Config
+	log  *slog.Logger
+	reg  *prometheus.Registry
+	m    *metrics
+
+	mu     sync.Mutex
+	maps   map[string]*core
+	closed bool
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// Errors of the node.
+var (
+	// ErrClosed is returned by calls on a closed node or its maps.
+	ErrClosed = errors.New("stowage: node is closed")
+	// ErrInvalidMapName is returned for a map name that is empty, holds
+	// "/", "\\" or NUL, or is "." or "..".
+	ErrInvalidMapName = errors.New("stowage: invalid map name")
+)
+
+// Open starts a node: it validates the configuration, opens the map store
+// of every map already persisted under a configured map-store (those
+// directories are found by listing namespace/clusterName/) and starts
+// loading them. Map operations wait until their map is loaded.
+func Open(ctx context.Context, opts Options) (*Node, error) {
+	if opts.Config == nil {
+		opts.Config = config.Default()
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.LoadWorkers <= 0 {
+		opts.LoadWorkers = 2 * runtime.GOMAXPROCS(0)
+	}
+	n := &Node{opts: opts, cfg: opts.Config, log: opts.Logger, maps: map[string]*core{}}
+	if opts.Registerer == nil {
+		n.reg = prometheus.NewRegistry()
+		opts.Registerer = n.reg
+	}
+	n.m = newMetrics(opts.Registerer)
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	names, err := n.persistedMaps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := n.core(ctx, name); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Gatherer returns the node's own metrics registry, or nil when
+// Options.Registerer was given.
+func (n *Node) Gatherer() prometheus.Gatherer {
+	if n.reg == nil {
+		return nil
+	}
+	return n.reg
+}
+
+// Config returns the node's configuration; it must not be modified.
+func (n *Node) Config() *config.Config { return n.cfg }
+
+// ValidMapName reports whether name can name a map: it must never escape
+// its directory (invariant 7).
+func ValidMapName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("%w: %q", ErrInvalidMapName, name)
+	}
+	return nil
+}
+
+func (n *Node) openFS(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
+	if n.opts.OpenFS != nil {
+		return n.opts.OpenFS(ctx, p)
+	}
+	return fsbackend.Open(ctx, p)
+}
+
+// mapDir returns the FS directory of a map: namespace/clusterName/<map>.
+func mapDir(ms *config.MapStoreConfig, name string) string {
+	return fsbackend.Join(strings.TrimPrefix(ms.Properties.Get("namespace", ""), "/"), ms.Properties.Get("clusterName", ""), name)
+}
+
+// persistedMaps lists map directories under every configured map store
+// whose names match the map pattern they were found under.
+func (n *Node) persistedMaps(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, mc := range n.cfg.Hazelcast.Maps {
+		ms := mc.MapStore
+		if ms == nil || !ms.Enabled || ms.StoreType() == "bbolt" {
+			continue
+		}
+		f, err := n.openFS(ctx, ms.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
+		}
+		base := mapDir(ms, "")
+		list, err := f.List(ctx, base)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("stowage: list persisted maps under %q: %w", base, err)
+		}
+		for _, fi := range list {
+			rest := strings.TrimPrefix(fi.Name, base+"/")
+			name, file, ok := strings.Cut(rest, "/")
+			if !ok || file != "META" || seen[name] || ValidMapName(name) != nil {
+				continue
+			}
+			if got, ok := n.cfg.Hazelcast.MapFor(name); ok && got.Pattern == mc.Pattern {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// core returns the named map, creating it (and its store) on first use.
+func (n *Node) core(ctx context.Context, name string) (*core, error) {
+	if err := ValidMapName(name); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, ErrClosed
+	}
+	if c := n.maps[name]; c != nil {
+		return c, nil
+	}
+	mc, _ := n.cfg.Hazelcast.MapFor(name)
+	var store mapstore.MapStore
+	lazy := false
+	if ms := mc.MapStore; ms != nil && ms.Enabled {
+		var err error
+		store, err = n.openStore(ctx, name, ms)
+		if err != nil {
+			return nil, err
+		}
+		lazy = strings.EqualFold(ms.InitialMode, "LAZY")
+	}
+	c := newCore(name, partition.DefaultCount, store, lazy, n.m)
+	n.maps[name] = c
+	if store != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			c.loadAll(n.ctx, n.opts.LoadWorkers)
+			if c.loadErr != nil {
+				n.log.Error("stowage: loading map failed", "map", name, "err", c.loadErr)
+			}
+		}()
+	}
+	return c, nil
+}
+
+func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreConfig) (mapstore.MapStore, error) {
+	switch ms.StoreType() {
+	case "bbolt":
+		return boltstore.Open(ms.Properties.Get("path", ""), boltstore.Options{MapName: name, Partitions: partition.DefaultCount, Logger: n.log})
+	default:
+		f, err := n.openFS(ctx, ms.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("stowage: map %q: %w", name, err)
+		}
+		sub, err := fsbackend.Sub(f, mapDir(ms, name))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("stowage: map %q: %w", name, err)
+		}
+		seg := int64(0)
+		if v := ms.Properties.Get("block.size", ""); v != "" {
+			seg, _ = strconv.ParseInt(v, 10, 64) // validated by config
+		}
+		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
+		st, err := filestore.Open(ctx, filestore.Options{
+			FS: sub, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
+			OnDamage: func(d filestore.Damage) {
+				if n.opts.OnDamage != nil {
+					n.opts.OnDamage(name, d)
+				}
+			},
+			OnBatch: func(recs, bytes int, took time.Duration, err error) {
+				if err == nil {
+					n.m.batchRecords.Observe(float64(recs))
+					n.m.batchBytes.Observe(float64(bytes))
+					n.m.batchSeconds.Observe(took.Seconds())
+				}
+			},
+		})
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("stowage: map %q: %w", name, err)
+		}
+		return &closingStore{MapStore: st, fs: f}, nil
+	}
+}
+
+// closingStore closes the back end after its store.
+type closingStore struct {
+	mapstore.MapStore
+	fs fsbackend.FS
+}
+
+func (c *closingStore) Close() error {
+	err := c.MapStore.Close()
+	return errors.Join(err, c.fs.Close())
+}
+
+func (c *closingStore) SetSnapshotSource(src mapstore.SnapshotSource) {
+	c.MapStore.(mapstore.Snapshotter).SetSnapshotSource(src)
+}
+
+func (c *closingStore) Compact(ctx context.Context) error {
+	return c.MapStore.(mapstore.Snapshotter).Compact(ctx)
+}
+
+func (c *closingStore) LastVersion(p int) mapstore.Version {
+	return c.MapStore.(versioned).LastVersion(p)
+}
+
+func (c *closingStore) StartEpoch(ctx context.Context, p int, v mapstore.Version) error {
+	return c.MapStore.(epochStarter).StartEpoch(ctx, p, v)
+}
+
+// MapInfo describes a map's state.
+type MapInfo struct {
+	Name      string `json:"name"`
+	Size      int    `json:"size"`
+	Loaded    bool   `json:"loaded"`
+	Persisted bool   `json:"persisted"`
+	LoadError string `json:"load_error,omitempty"`
+}
+
+// Maps describes the node's maps.
+func (n *Node) Maps() []MapInfo {
+	n.mu.Lock()
+	cs := make([]*core, 0, len(n.maps))
+	for _, c := range n.maps {
+		cs = append(cs, c)
+	}
+	n.mu.Unlock()
+	out := make([]MapInfo, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.info())
+	}
+	return out
+}
+
+func (c *core) info() MapInfo {
+	mi := MapInfo{Name: c.name, Persisted: c.store != nil}
+	select {
+	case <-c.loaded:
+		mi.Loaded = c.loadErr == nil
+		if c.loadErr != nil {
+			mi.LoadError = c.loadErr.Error()
+		}
+	default:
+	}
+	for _, p := range c.parts {
+		p.mu.Lock()
+		mi.Size += len(p.entries)
+		p.mu.Unlock()
+	}
+	return mi
+}
+
+// Loaded reports whether every map the node holds has finished loading
+// without error.
+func (n *Node) Loaded() bool {
+	for _, mi := range n.Maps() {
+		if mi.Persisted && !mi.Loaded {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitLoaded blocks until every map is loaded, and returns the first load
+// error.
+func (n *Node) WaitLoaded(ctx context.Context) error {
+	n.mu.Lock()
+	cs := make([]*core, 0, len(n.maps))
+	for _, c := range n.maps {
+		cs = append(cs, c)
+	}
+	n.mu.Unlock()
+	for _, c := range cs {
+		select {
+		case <-c.loaded:
+			if c.loadErr != nil {
+				return c.loadErr
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close stops loading, flushes and closes every map store, and returns
+// once every goroutine the node started has stopped.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	n.mu.Unlock()
+	n.cancel()
+	n.wg.Wait()
+	var errs []error
+	for _, c := range n.maps {
+		if c.store != nil {
+			errs = append(errs, c.store.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
