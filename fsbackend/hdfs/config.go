@@ -63,6 +63,13 @@ type Config struct {
 	FailoverAttempts  int
 	FailoverSleepBase time.Duration
 	FailoverSleepMax  time.Duration
+	// CloseRetries and CloseRetryDelay are how often, and after what first
+	// delay (doubling), Close asks the NameNode again to complete a file
+	// whose last block is not yet reported, after a first fast phase of
+	// about 0.6 s (dfs.client.block.write.locateFollowingBlock.retries and
+	// .initial.delay.ms, as in the Java client).
+	CloseRetries    int
+	CloseRetryDelay time.Duration
 	// DisableCache gives the FS a private client.
 	DisableCache bool
 
@@ -199,6 +206,12 @@ func ParseProperties(p fsbackend.Properties) (*Config, error) {
 		return nil, err
 	}
 	c.FailoverAttempts = attempts
+	if c.CloseRetries, err = c.intSetting("dfs.client.block.write.locateFollowingBlock.retries", 5); err != nil {
+		return nil, err
+	}
+	if c.CloseRetryDelay, err = c.millis("dfs.client.block.write.locateFollowingBlock.initial.delay.ms", 400); err != nil {
+		return nil, err
+	}
 
 	if v := p.Get(KeyDisableCache, "false"); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -52,6 +52,7 @@ type kindError struct {
 	kind   error
 	detail string
 	cause  error
+	retry  bool // the NameNode said RetriableException: try again later
 }
 
 func (e *kindError) Error() string {
@@ -92,7 +93,7 @@ func classify(op, path string, err error) error {
 	kind, detail := kindOf(err)
 	var e error = err
 	if kind != nil {
-		e = &kindError{kind: kind, detail: detail, cause: err}
+		e = &kindError{kind: kind, detail: detail, cause: err, retry: isRetriableRemote(err)}
 	} else if pe, ok := err.(*os.PathError); ok {
 		e = pe.Err // the path is ours to name
 	}
@@ -156,6 +157,21 @@ func isConnErr(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// isRetriableRemote reports a RetriableException from the NameNode, which
+// the Java client retries too (an HA NameNode that just became active and
+// is still leaving safe mode answers with it).
+func isRetriableRemote(err error) bool {
+	var remote gohdfs.Error
+	return errors.As(err, &remote) && remote.Exception() == excRetriable
+}
+
+// retriable reports whether a classified error may succeed when the call
+// is repeated: no NameNode answered, or the NameNode asked for a retry.
+func retriable(err error) bool {
+	var k *kindError
+	return unreachable(err) || (errors.As(err, &k) && k.retry)
 }
 
 // unreachable reports whether a classified error means no NameNode

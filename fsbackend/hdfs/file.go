@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,10 +14,23 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// closeRetries bounds how often Writer.Close asks the NameNode to complete
-// a file whose last block is still being replicated, and how often it
-// retries completing while no NameNode answers.
-const closeRetries = 14
+// closeDelays is the fast phase of Close's retries: the DataNode usually
+// reports a finished block within milliseconds.
+var closeDelays = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
+	40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond}
+
+// closeSchedule is the whole list of delays between Close's attempts: the
+// fast phase, then the Java client's (CloseRetries, doubling from
+// CloseRetryDelay).
+func closeSchedule(cfg *Config) []time.Duration {
+	s := append([]time.Duration(nil), closeDelays...)
+	d := cfg.CloseRetryDelay
+	for range cfg.CloseRetries {
+		s = append(s, d)
+		d *= 2
+	}
+	return s
+}
 
 // writer is an fsbackend.Writer for one new HDFS file. It is not safe for
 // concurrent use.
@@ -81,15 +95,19 @@ func (w *writer) Close() error {
 	defer w.release()
 	w.deadline()
 	err := w.fw.Close()
-	delay := 5 * time.Millisecond
-	for try := 0; err != nil && try < closeRetries && retryClose(err); try++ {
-		time.Sleep(delay) // backoff between NameNode calls, not a test wait
-		delay = min(2*delay, 2*time.Second)
+	schedule := closeSchedule(w.f.cfg)
+	tries := 1
+	for _, delay := range schedule {
+		if err == nil || !retryClose(err) {
+			break
+		}
+		time.Sleep(delay) // backoff between NameNode calls
 		err = w.fw.Close()
+		tries++
 	}
 	if err != nil {
 		if gohdfs.IsErrReplicating(err) {
-			return &fs.PathError{Op: "close", Path: w.path, Err: fmt.Errorf("stowage/fsbackend/hdfs: last block still not replicated after %d tries: %w", closeRetries+1, err)}
+			return &fs.PathError{Op: "close", Path: w.path, Err: fmt.Errorf("stowage/fsbackend/hdfs: last block still not reported by a datanode after %d tries: %w", tries, err)}
 		}
 		cerr := classifyData("close", w.path, err)
 		if unreachable(cerr) {
@@ -111,7 +129,7 @@ func retryClose(err error) bool {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Op == "create" {
 		kind, _ := kindOf(pe.Err)
-		return errors.Is(kind, ErrNameNodeUnreachable)
+		return errors.Is(kind, ErrNameNodeUnreachable) || isRetriableRemote(pe.Err)
 	}
 	return false
 }
@@ -136,7 +154,8 @@ func (w *writer) Abort() error {
 func classifyData(op, path string, err error) error {
 	var remote gohdfs.Error
 	var pe *fs.PathError
-	if errors.As(err, &remote) || (errors.As(err, &pe) && pe.Op == "create") {
+	if errors.As(err, &remote) || (errors.As(err, &pe) && pe.Op == "create") ||
+		strings.Contains(err.Error(), "no available namenodes") {
 		return classify(op, path, err)
 	}
 	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("stowage/fsbackend/hdfs: datanode pipeline: %w", err)}

@@ -231,8 +231,9 @@ func (f *FS) backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-// do runs fn on the current client, retrying on a fresh client while no
-// NameNode is reachable, within ctx and dfs.client.failover.max.attempts.
+// do runs fn on the current client, retrying (on a fresh client) while no
+// NameNode is reachable, and retrying when the NameNode answers
+// RetriableException, within ctx and dfs.client.failover.max.attempts.
 func (f *FS) do(ctx context.Context, op, p string, fn func(c *client) error) error {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -248,7 +249,7 @@ func (f *FS) do(ctx context.Context, op, p string, fn func(c *client) error) err
 				f.cache.markBroken(c)
 			}
 		}
-		if err == nil || !unreachable(err) || attempt >= f.cfg.FailoverAttempts {
+		if err == nil || !retriable(err) || attempt >= f.cfg.FailoverAttempts {
 			return err
 		}
 		f.log.Debug("stowage/fsbackend/hdfs: retrying", "op", op, "path", p, "attempt", attempt+1, "err", err)

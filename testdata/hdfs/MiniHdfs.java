@@ -285,6 +285,7 @@ public final class MiniHdfs {
                 int from = activeIndex();
                 int to = 1 - from;
                 requireHA();
+                waitOutOfSafeMode(to);
                 cluster.transitionToStandby(from);
                 cluster.transitionToActive(to);
                 return " " + to;
@@ -303,6 +304,7 @@ public final class MiniHdfs {
             case "restart-nn": {
                 int i = Integer.parseInt(a[1]);
                 cluster.restartNameNode(i, !ha);
+                waitOutOfSafeMode(i);
                 return "";
             }
             case "restart":
@@ -344,6 +346,23 @@ public final class MiniHdfs {
                 return "";
             default:
                 throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+    }
+
+    // waitOutOfSafeMode waits (at most 60 s) until NameNode i has the
+    // DataNode registered and has left the safe mode it starts in, as a real
+    // standby would have long before a failover: block reports sent before
+    // the DataNode registered are dropped, so a NameNode made active earlier
+    // would never see new blocks complete.
+    private void waitOutOfSafeMode(int i) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (cluster.getNameNode(i) != null
+                && (cluster.getNameNode(i).isInSafeMode()
+                    || cluster.getNameNode(i).getNamesystem().getNumLiveDataNodes() < 1)) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("nn" + i + " still in safe mode after 60s");
+            }
+            Thread.sleep(100);
         }
     }
 
