@@ -45,7 +45,17 @@
 // ipc.client.rpc-timeout.ms and dfs.client.socket-timeout (per-call
 // NameNode and DataNode I/O timeouts, ms), dfs.client.failover.max.attempts,
 // dfs.client.failover.sleep.base.millis and dfs.client.failover.sleep.max.millis
-// (how long an operation keeps retrying while no NameNode can be reached).
+// (how long an operation keeps retrying while no NameNode can be reached, or
+// the NameNode answers RetriableException), and
+// dfs.client.block.write.locateFollowingBlock.retries and .initial.delay.ms
+// (how long Close keeps asking the NameNode to complete a file whose last
+// block no DataNode has reported yet, after a fast first phase of ~0.6 s).
+//
+// An operation retried after a lost answer may see its own earlier effect:
+// a Create whose reply was lost is retried and reports fs.ErrExist, a
+// Remove reports fs.ErrNotExist. A file being written stays bound to the
+// client it was created on; if that client loses every NameNode the write
+// fails and the caller writes the file anew (the map store does).
 //
 // The HDFS user is seatunnel.hadoop.hadoop.user.name, else
 // $HADOOP_USER_NAME, else the operating-system user; with Kerberos it is the
