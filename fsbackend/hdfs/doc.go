@@ -55,7 +55,7 @@
 // a Create whose reply was lost is retried and reports fs.ErrExist, a
 // Remove reports fs.ErrNotExist. A file being written stays bound to the
 // client it was created on; if that client loses every NameNode the write
-// fails and the caller writes the file anew (the map store does).
+// fails with an error and the caller may write the file anew.
 //
 // The HDFS user is seatunnel.hadoop.hadoop.user.name, else
 // $HADOOP_USER_NAME, else the operating-system user; with Kerberos it is the
