@@ -72,14 +72,15 @@ func crashRounds(ctx context.Context, cfgDir, logPath string, wl *workload, roun
 	for r := 1; r <= rounds; r++ {
 		wctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
-		before := wl.acks
-		go func() { wl.run(wctx, node.addr, 0, rng.Uint64()); close(done) }()
+		before := wl.acked()
+		seed := rng.Uint64()
+		go func() { wl.run(wctx, node.addr, 0, seed); close(done) }()
 		// Let the writers run a random while, then kill the member under them.
 		time.Sleep(time.Duration(300+rng.IntN(900)) * time.Millisecond)
 		node.kill()
 		<-done
 		cancel()
-		acked := wl.acks - before
+		acked := wl.acked() - before
 		node, err = startNode(ctx, cfgDir, logPath)
 		if err != nil {
 			return res, err

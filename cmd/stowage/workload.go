@@ -46,6 +46,13 @@ func (w *workload) url(addr, key string) string {
 	return "http://" + addr + "/v1/maps/" + url.PathEscape(w.mapName) + "/entries/" + key
 }
 
+// acked returns how many writes were acknowledged so far.
+func (w *workload) acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acks
+}
+
 // run writes until ctx is done or each writer made ops operations (0: no limit).
 func (w *workload) run(ctx context.Context, addr string, ops int, seed uint64) {
 	var wg sync.WaitGroup
