@@ -1,0 +1,91 @@
+// Package checkpoint is the engine's checkpoint storage: the Go counterpart
+// of SeaTunnel's checkpoint-storage-api (CheckpointStorage plus
+// CheckpointStorageFactory, a microkernel) and of checkpoint-storage-hdfs,
+// on every stowage back end (local disk, HDFS, OSS, S3, COS, GCS).
+//
+// # Using it
+//
+// An engine builds its storage from the seatunnel.engine.checkpoint.storage
+// block through the factory registry:
+//
+//	import _ "github.com/stowage/stowage/fsbackend/local" // back ends register by import
+//
+//	st, err := checkpoint.New(ctx, "hdfs", checkpoint.FactoryOptions{
+//		Namespace:   "/seatunnel/checkpoint/",
+//		MaxRetained: 3,
+//		Properties:  fsbackend.Properties{"storage.type": "hdfs", "fs.defaultFS": "file:///"},
+//	})
+//
+// or directly on an fsbackend.FS with Open. Storage mirrors
+// CheckpointStorage: store (sync and async), all checkpoints of a job,
+// latest per pipeline, latest of one pipeline, list of one pipeline, get
+// one, delete (job, one, list).
+//
+// # Factories
+//
+// "hdfs" is the storage for every plugin-config storage.type: it opens the
+// back end with fsbackend.Open and stores files there. "localfile" is
+// SeaTunnel's deprecated local storage; it logs a warning and behaves like
+// hdfs with fs.defaultFS file:///. Users add their own storage with
+// Register from an init function (see ExampleRegister); New with an unknown
+// name fails naming seatunnel.engine.checkpoint.storage.type and listing
+// the registered names.
+//
+// # Layout and format
+//
+// A checkpoint is one file <namespace><jobId>/p<pipeline, 10 digits>-c<id,
+// 19 digits>.ckpt, so names sort by pipeline and checkpoint id and ids are
+// known from a listing alone. Job ids may not be empty or hold "/", "\",
+// "..", or NUL (ErrInvalidJobID). The file is a sequence of CRC-32C frames
+// (serde/record): a header (format version, job, pipeline, checkpoint id,
+// state length, chunk count, creation time), the state in chunks of at most
+// 16 MiB, and a trailer repeating the length with a CRC-32C of the whole
+// state. Reading is strict: anything else is damage. FORMAT.md has the
+// byte-level description.
+//
+// Files are written atomically: to "<name>.tmp-<random>" and renamed where
+// the back end renames atomically (local, HDFS), otherwise by a conditional
+// create of the final name (one PUT on object stores). A reader therefore
+// sees a whole checkpoint or none; a crash leaves at most a temporary file,
+// which is never read and is removed by retention or DeleteCheckpoint.
+// Storing a checkpoint id again with the same state succeeds (a retried
+// store); with a different state it fails with ErrExists, as SeaTunnel's
+// rename onto an existing file did.
+//
+// # Latest, damage and retention
+//
+// "Latest" is the highest checkpoint id, never the newest clock time; the
+// creation time in the file is information only. The latest of a pipeline
+// is chosen from the listing and only that file is read. If it is damaged
+// (bad CRC, truncated, header not matching its name) the storage logs a
+// warning, calls Options.OnDamage, and returns the next lower checkpoint
+// that reads clean, where SeaTunnel's restore failed. Verify lists such
+// files for operators.
+//
+// MaxRetained N keeps the newest N checkpoints per pipeline (0 means 1,
+// SeaTunnel's default; KeepAll keeps all). After each store the storage
+// lists the pipeline's files, reads the new one back, and only then deletes
+// those beyond the newest N, so the limit holds across restarts with no
+// counter kept in memory. A failed deletion is logged and redone by the
+// next store; it does not fail the store.
+//
+// # Asynchronous stores
+//
+// AsyncStoreCheckpoint queues a store on a bounded queue (Options.AsyncQueue)
+// served by Options.AsyncWorkers goroutines and returns a Pending, through
+// which the result is reported; a failure is never only logged. When the
+// queue is full the call blocks until there is room or its context is done
+// (the Pending then fails with the context's error). Close fails submitters
+// still blocked with ErrClosed, completes every queued store, and returns
+// once all goroutines have ended.
+//
+// # Inspection
+//
+// Inspect, List, Show and Verify read a namespace directly from an
+// fsbackend.FS, without a Storage, and return structs with JSON tags; they
+// back `stowage inspect checkpoints list [JOB] | show JOB PIPELINE
+// [CHECKPOINT] | verify`.
+//
+// Every exported type is safe for concurrent use unless its doc says
+// otherwise. The reusable scenario suite for back ends is in checkpointtest.
+package checkpoint

@@ -1,0 +1,294 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stowage/stowage/serde/record"
+)
+
+// Frame types of a checkpoint file (the record type byte). Frozen; see
+// FORMAT.md.
+const (
+	typeHeader  = 'H'
+	typeChunk   = 'S'
+	typeTrailer = 'E'
+)
+
+// FormatVersion is the version of the checkpoint file payloads.
+const FormatVersion = 1
+
+// MaxPipelineID is the highest pipeline id (Java's int range, as in
+// SeaTunnel); ids are never negative.
+const MaxPipelineID = math.MaxInt32
+
+// chunkSize is how many state bytes go in one frame. A variable so that
+// tests can exercise multi-frame files with small states; readers accept
+// any chunk up to record.MaxPayload.
+var chunkSize = 16 << 20
+
+const (
+	nameSuffix = ".ckpt"
+	tmpMarker  = ".tmp-"
+	// len("p") + 10 + len("-c") + 19 + len(".ckpt")
+	nameLen = 1 + 10 + 2 + 19 + len(nameSuffix)
+)
+
+// FileName returns the file name (inside the job's directory) of a
+// checkpoint: "p" + 10-digit pipeline id + "-c" + 19-digit checkpoint id +
+// ".ckpt", so that names sort by pipeline, then checkpoint id.
+func FileName(pipelineID int, checkpointID int64) string {
+	return fmt.Sprintf("p%010d-c%019d%s", pipelineID, checkpointID, nameSuffix)
+}
+
+// ParseFileName is the inverse of FileName. It accepts exactly the names
+// FileName makes.
+func ParseFileName(name string) (pipelineID int, checkpointID int64, ok bool) {
+	if len(name) != nameLen || name[0] != 'p' || name[11] != '-' || name[12] != 'c' || !strings.HasSuffix(name, nameSuffix) {
+		return 0, 0, false
+	}
+	p, err := strconv.ParseUint(name[1:11], 10, 31)
+	if err != nil || !allDigits(name[1:11]) {
+		return 0, 0, false
+	}
+	c, err := strconv.ParseUint(name[13:32], 10, 63)
+	if err != nil || !allDigits(name[13:32]) {
+		return 0, 0, false
+	}
+	return int(p), int64(c), true
+}
+
+// parseTempName recognises the temporary name WriteFileAtomic uses for a
+// checkpoint file: FileName + ".tmp-" + suffix.
+func parseTempName(name string) (pipelineID int, checkpointID int64, ok bool) {
+	if len(name) <= nameLen+len(tmpMarker) || name[nameLen:nameLen+len(tmpMarker)] != tmpMarker {
+		return 0, 0, false
+	}
+	return ParseFileName(name[:nameLen])
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidJobID reports an error wrapping ErrInvalidJobID unless id can name
+// a directory: not empty, at most 255 bytes, no "/", "\", NUL or "..".
+func ValidJobID(id string) error {
+	var why string
+	switch {
+	case id == "":
+		why = "empty"
+	case len(id) > 255:
+		why = "longer than 255 bytes"
+	case strings.ContainsAny(id, "/\\"):
+		why = `contains "/" or "\"`
+	case strings.ContainsRune(id, 0):
+		why = "contains NUL"
+	case strings.Contains(id, ".."):
+		why = `contains ".."`
+	case id == ".":
+		why = `is "."`
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w %q: %s", ErrInvalidJobID, id, why)
+}
+
+func validIDs(pipelineID int, checkpointID int64) error {
+	if pipelineID < 0 || pipelineID > MaxPipelineID {
+		return fmt.Errorf("%w: pipeline id %d is outside 0..%d", ErrInvalidID, pipelineID, MaxPipelineID)
+	}
+	if checkpointID < 0 {
+		return fmt.Errorf("%w: checkpoint id %d is negative", ErrInvalidID, checkpointID)
+	}
+	return nil
+}
+
+// encode frames st as a checkpoint file.
+func encode(st PipelineState) []byte {
+	n := len(st.States)
+	chunks := (n + chunkSize - 1) / chunkSize
+	created := st.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	h := binary.AppendUvarint(nil, FormatVersion)
+	h = binary.AppendUvarint(h, uint64(len(st.JobID)))
+	h = append(h, st.JobID...)
+	h = binary.AppendUvarint(h, uint64(st.PipelineID))
+	h = binary.AppendUvarint(h, uint64(st.CheckpointID))
+	h = binary.AppendUvarint(h, uint64(n))
+	h = binary.AppendUvarint(h, uint64(chunks))
+	h = binary.AppendVarint(h, created.UnixNano())
+
+	out := make([]byte, 0, record.Size(len(h))+n+chunks*record.HeaderSize+record.Size(32))
+	out = record.Append(out, typeHeader, h)
+	for off := 0; off < n; off += chunkSize {
+		end := min(off+chunkSize, n)
+		out = record.Append(out, typeChunk, st.States[off:end])
+	}
+	t := binary.AppendUvarint(nil, uint64(n))
+	t = binary.LittleEndian.AppendUint32(t, record.Checksum(st.States))
+	t = binary.AppendUvarint(t, uint64(chunks))
+	return record.Append(out, typeTrailer, t)
+}
+
+// decodeError locates the first problem found in a checkpoint file.
+type decodeError struct {
+	Offset int64
+	Reason string
+	Err    error // record.Err* or nil
+}
+
+func (e *decodeError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("at offset %d: %s: %v", e.Offset, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("at offset %d: %s", e.Offset, e.Reason)
+}
+
+func (e *decodeError) Unwrap() error { return e.Err }
+
+var errPayload = errors.New("malformed payload")
+
+type payloadReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *payloadReader) uvarint() uint64 {
+	if r.bad {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *payloadReader) varint() int64 {
+	if r.bad {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *payloadReader) bytes(n uint64) []byte {
+	if r.bad || n > uint64(len(r.b)) {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *payloadReader) uint32() uint32 {
+	if r.bad || len(r.b) < 4 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+// decode parses a whole checkpoint file strictly: header, exactly the
+// announced chunks, trailer, and nothing after it. The returned States is
+// a fresh copy.
+func decode(b []byte) (PipelineState, *decodeError) {
+	var st PipelineState
+	off := 0
+	next := func(want byte, what string) (record.Frame, *decodeError) {
+		f, n, err := record.Decode(b[off:])
+		if err != nil {
+			reason := "bad " + what + " frame"
+			if errors.Is(err, record.ErrShort) {
+				reason = "file ends inside the " + what + " frame (truncated)"
+			}
+			return record.Frame{}, &decodeError{Offset: int64(off), Reason: reason, Err: err}
+		}
+		if f.Type != want {
+			return record.Frame{}, &decodeError{Offset: int64(off), Reason: fmt.Sprintf("expected %s frame %q, found type %q", what, want, f.Type)}
+		}
+		off += n
+		return f, nil
+	}
+	if len(b) == 0 {
+		return st, &decodeError{Reason: "empty file"}
+	}
+	hf, derr := next(typeHeader, "header")
+	if derr != nil {
+		return st, derr
+	}
+	h := payloadReader{b: hf.Payload}
+	ver := h.uvarint()
+	job := h.bytes(h.uvarint())
+	pipe := h.uvarint()
+	cid := h.uvarint()
+	n := h.uvarint()
+	chunks := h.uvarint()
+	created := h.varint()
+	if h.bad {
+		return st, &decodeError{Offset: 0, Reason: "malformed header", Err: errPayload}
+	}
+	if ver != FormatVersion {
+		return st, &decodeError{Offset: 0, Reason: fmt.Sprintf("unknown format version %d", ver)}
+	}
+	if pipe > MaxPipelineID || cid > math.MaxInt64 || n > uint64(len(b)) || chunks > uint64(len(b)) {
+		return st, &decodeError{Offset: 0, Reason: "header values out of range"}
+	}
+	st.JobID, st.PipelineID, st.CheckpointID = string(job), int(pipe), int64(cid)
+	st.Created = time.Unix(0, created)
+	st.States = make([]byte, 0, n)
+	for i := uint64(0); i < chunks; i++ {
+		cf, derr := next(typeChunk, "state chunk")
+		if derr != nil {
+			return st, derr
+		}
+		if uint64(len(st.States))+uint64(len(cf.Payload)) > n {
+			return st, &decodeError{Offset: int64(off - record.Size(len(cf.Payload))), Reason: "state chunks exceed the announced state length"}
+		}
+		st.States = append(st.States, cf.Payload...)
+	}
+	tf, derr := next(typeTrailer, "trailer")
+	if derr != nil {
+		return st, derr
+	}
+	t := payloadReader{b: tf.Payload}
+	tn := t.uvarint()
+	crc := t.uint32()
+	tchunks := t.uvarint()
+	if t.bad {
+		return st, &decodeError{Offset: int64(off - record.Size(len(tf.Payload))), Reason: "malformed trailer", Err: errPayload}
+	}
+	if tn != n || tchunks != chunks || uint64(len(st.States)) != n {
+		return st, &decodeError{Offset: int64(off - record.Size(len(tf.Payload))), Reason: fmt.Sprintf("trailer says %d bytes in %d chunks, header %d in %d, read %d", tn, tchunks, n, chunks, len(st.States))}
+	}
+	if record.Checksum(st.States) != crc {
+		return st, &decodeError{Offset: int64(off - record.Size(len(tf.Payload))), Reason: "state checksum mismatch", Err: record.ErrChecksum}
+	}
+	if off != len(b) {
+		return st, &decodeError{Offset: int64(off), Reason: fmt.Sprintf("%d unexpected bytes after the trailer", len(b)-off)}
+	}
+	return st, nil
+}

@@ -1,0 +1,287 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// The inspection helpers below work on storage alone, with no Storage and
+// no cluster: they back `stowage inspect checkpoints list|show|verify`.
+// fsys is rooted at the storage root and namespace is the plugin-config
+// namespace, exactly as for Open. Their results carry JSON tags so that the
+// command can print them as text or with --json. They only read.
+
+// CRC states of a CheckpointInfo.
+const (
+	CRCUnchecked = "unchecked" // the file was listed, not read
+	CRCOK        = "ok"        // every frame and the state checksum check out
+	CRCBad       = "bad"       // the file is damaged; see Damage
+)
+
+// Latest, as Show's checkpoint id, picks the latest readable checkpoint.
+const Latest int64 = -1
+
+// PipelineSummary describes the checkpoints of one pipeline by name only.
+type PipelineSummary struct {
+	Pipeline    int   `json:"pipeline"`
+	Checkpoints int   `json:"checkpoints"`
+	Oldest      int64 `json:"oldest_checkpoint_id"`
+	Latest      int64 `json:"latest_checkpoint_id"`
+}
+
+// JobSummary describes one job directory of a namespace.
+type JobSummary struct {
+	Job       string            `json:"job"`
+	Pipelines []PipelineSummary `json:"pipelines"`
+	Files     int               `json:"files"`
+	Bytes     int64             `json:"bytes"`
+	// Temporary counts leftovers of interrupted writes; Stray counts other
+	// files that are not checkpoints.
+	Temporary int `json:"temporary_files,omitempty"`
+	Stray     int `json:"stray_files,omitempty"`
+}
+
+// CheckpointInfo describes one checkpoint file.
+type CheckpointInfo struct {
+	Job          string `json:"job"`
+	Pipeline     int    `json:"pipeline"`
+	CheckpointID int64  `json:"checkpoint_id"`
+	// File is the name below the storage root, namespace included.
+	File string `json:"file"`
+	Size int64  `json:"size"`
+	// StateLength and Created are known once the file was read.
+	StateLength int64     `json:"state_length"`
+	Created     time.Time `json:"created,omitzero"`
+	CRC         string    `json:"crc"`
+	Damage      *Damage   `json:"damage,omitempty"`
+}
+
+// Report is the result of Verify.
+type Report struct {
+	Namespace   string   `json:"namespace"`
+	Jobs        int      `json:"jobs"`
+	Checkpoints int      `json:"checkpoints"`
+	Good        int      `json:"good"`
+	Damaged     []Damage `json:"damaged"`
+	// Temporary and Stray name files that are not checkpoints (leftovers
+	// of interrupted writes; anything else). They are not damage.
+	Temporary []string `json:"temporary,omitempty"`
+	Stray     []string `json:"stray,omitempty"`
+}
+
+// OK reports whether no damage was found.
+func (r Report) OK() bool { return len(r.Damaged) == 0 }
+
+// VerifyOptions narrow and observe Verify.
+type VerifyOptions struct {
+	// Job limits the check to one job ("" checks every job).
+	Job string
+	// Progress, if set, is called after each file with the number of
+	// files done and the total (for a progress bar).
+	Progress func(done, total int)
+}
+
+func openNamespace(fsys fsbackend.FS, namespace string) (fsbackend.FS, string, error) {
+	ns, dir, err := cleanNamespace(namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	sub, err := fsbackend.Sub(fsys, dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("stowage/checkpoint: key namespace: %q: %w", namespace, err)
+	}
+	return sub, ns, nil
+}
+
+// listNamespace groups every file of the namespace by job, in job order.
+func listNamespace(ctx context.Context, sub fsbackend.FS, ns, job string) ([]string, map[string]jobListing, []string, error) {
+	dir := ""
+	if job != "" {
+		if err := ValidJobID(job); err != nil {
+			return nil, nil, nil, err
+		}
+		dir = job
+	}
+	fis, err := sub.List(ctx, dir)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("stowage/checkpoint: list %s%s: %w", ns, dir, err)
+	}
+	var jobs, loose []string
+	byJob := map[string][]fsbackend.FileInfo{}
+	for _, fi := range fis {
+		j, _, ok := strings.Cut(fi.Name, "/")
+		if !ok || ValidJobID(j) != nil {
+			loose = append(loose, ns+fi.Name)
+			continue
+		}
+		if _, seen := byJob[j]; !seen {
+			jobs = append(jobs, j)
+		}
+		byJob[j] = append(byJob[j], fi)
+	}
+	out := make(map[string]jobListing, len(jobs))
+	for _, j := range jobs {
+		out[j] = classify(j, byJob[j])
+	}
+	return jobs, out, loose, nil
+}
+
+// Inspect summarises every job of a namespace from file names alone.
+func Inspect(ctx context.Context, fsys fsbackend.FS, namespace string) ([]JobSummary, error) {
+	sub, ns, err := openNamespace(fsys, namespace)
+	if err != nil {
+		return nil, err
+	}
+	jobs, byJob, _, err := listNamespace(ctx, sub, ns, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]JobSummary, 0, len(jobs))
+	for _, j := range jobs {
+		l := byJob[j]
+		js := JobSummary{Job: j, Files: len(l.files), Temporary: len(l.temps), Stray: len(l.stray), Pipelines: []PipelineSummary{}}
+		for _, e := range l.files {
+			js.Bytes += e.size
+			n := len(js.Pipelines)
+			if n == 0 || js.Pipelines[n-1].Pipeline != e.pipeline {
+				js.Pipelines = append(js.Pipelines, PipelineSummary{Pipeline: e.pipeline, Oldest: e.id})
+				n++
+			}
+			ps := &js.Pipelines[n-1]
+			ps.Checkpoints++
+			ps.Latest = e.id
+		}
+		out = append(out, js)
+	}
+	return out, nil
+}
+
+// List describes the checkpoint files of one job from the listing alone
+// (CRC is CRCUnchecked; use Verify or Show to read them).
+func List(ctx context.Context, fsys fsbackend.FS, namespace, job string) ([]CheckpointInfo, error) {
+	if err := ValidJobID(job); err != nil {
+		return nil, err
+	}
+	sub, ns, err := openNamespace(fsys, namespace)
+	if err != nil {
+		return nil, err
+	}
+	_, byJob, _, err := listNamespace(ctx, sub, ns, job)
+	if err != nil {
+		return nil, err
+	}
+	l := byJob[job]
+	out := make([]CheckpointInfo, 0, len(l.files))
+	for _, e := range l.files {
+		out = append(out, CheckpointInfo{Job: job, Pipeline: e.pipeline, CheckpointID: e.id, File: ns + e.name, Size: e.size, CRC: CRCUnchecked})
+	}
+	return out, nil
+}
+
+// check reads one listed file and fills in what reading tells.
+func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (CheckpointInfo, PipelineState, error) {
+	ci := CheckpointInfo{Job: job, Pipeline: e.pipeline, CheckpointID: e.id, File: ns + e.name, Size: e.size}
+	st, err := readCheckpoint(ctx, sub, ns, e.name, job, e.pipeline, e.id)
+	var ce *CorruptError
+	switch {
+	case err == nil:
+		ci.CRC, ci.StateLength, ci.Created = CRCOK, int64(len(st.States)), st.Created
+	case errors.As(err, &ce):
+		ci.CRC, ci.Damage = CRCBad, &ce.Damage
+	default:
+		return ci, st, err
+	}
+	return ci, st, nil
+}
+
+// Show reads one checkpoint and returns its description and state bytes.
+// checkpointID Latest picks the highest id that reads clean (damaged newer
+// ones are skipped, as GetLatestCheckpointByJobAndPipeline does); a given
+// id that is damaged is returned with CRC bad, a nil state and no error.
+// A missing checkpoint gives ErrNotFound.
+func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipeline int, checkpointID int64) (CheckpointInfo, []byte, error) {
+	if err := ValidJobID(job); err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	sub, ns, err := openNamespace(fsys, namespace)
+	if err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	_, byJob, _, err := listNamespace(ctx, sub, ns, job)
+	if err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	files := byJob[job].files
+	for i := len(files) - 1; i >= 0; i-- {
+		e := files[i]
+		if e.pipeline != pipeline || (checkpointID != Latest && e.id != checkpointID) {
+			continue
+		}
+		ci, st, err := check(ctx, sub, ns, job, e)
+		if err != nil {
+			return ci, nil, err
+		}
+		if ci.CRC == CRCBad && checkpointID == Latest {
+			continue
+		}
+		return ci, st.States, nil
+	}
+	if checkpointID == Latest {
+		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint", ErrNotFound, job, pipeline)
+	}
+	return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)
+}
+
+// Verify reads every checkpoint file of the namespace (or of one job) and
+// reports each damaged one. The error is only for failures to list or
+// read; damage is in the Report (Report.OK).
+func Verify(ctx context.Context, fsys fsbackend.FS, namespace string, opts VerifyOptions) (Report, error) {
+	sub, ns, err := openNamespace(fsys, namespace)
+	if err != nil {
+		return Report{}, err
+	}
+	jobs, byJob, loose, err := listNamespace(ctx, sub, ns, opts.Job)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Namespace: ns, Jobs: len(jobs), Damaged: []Damage{}, Stray: loose}
+	total := 0
+	for _, j := range jobs {
+		total += len(byJob[j].files)
+	}
+	done := 0
+	for _, j := range jobs {
+		l := byJob[j]
+		for _, e := range l.temps {
+			r.Temporary = append(r.Temporary, ns+e.name)
+		}
+		for _, e := range l.stray {
+			r.Stray = append(r.Stray, ns+e.name)
+		}
+		for _, e := range l.files {
+			ci, _, err := check(ctx, sub, ns, j, e)
+			if errors.Is(err, ErrNotFound) {
+				// Deleted since the listing (retention): not damage.
+			} else if err != nil {
+				return r, err
+			} else {
+				r.Checkpoints++
+				if ci.Damage != nil {
+					r.Damaged = append(r.Damaged, *ci.Damage)
+				} else {
+					r.Good++
+				}
+			}
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+		}
+	}
+	return r, nil
+}

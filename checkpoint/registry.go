@@ -1,0 +1,126 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// FactoryOptions is what a Factory receives: the values of the
+// seatunnel.engine.checkpoint.storage block, already validated by package
+// config (namespace ends with "/").
+type FactoryOptions struct {
+	// Namespace is plugin-config's namespace (empty: DefaultNamespace).
+	Namespace string
+	// MaxRetained is max-retained (see Options.MaxRetained).
+	MaxRetained int
+	// Properties are the other plugin-config keys: storage.type,
+	// fs.defaultFS, buckets, fs.<scheme>.*, Kerberos, seatunnel.hadoop.*.
+	Properties fsbackend.Properties
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+	// AsyncQueue and AsyncWorkers size the asynchronous store pool.
+	AsyncQueue, AsyncWorkers int
+	// OnDamage, if set, is called for every damaged file a read skipped.
+	OnDamage func(Damage)
+}
+
+// Factory builds a Storage: the CheckpointStorageFactory of SeaTunnel's
+// microkernel. A factory must not keep opts.Properties after it returns.
+type Factory func(ctx context.Context, opts FactoryOptions) (Storage, error)
+
+var (
+	factoryMu sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Names of the built-in factories.
+const (
+	// StorageHDFS is the one storage for every storage.type: it opens the
+	// back end that plugin-config selects with fsbackend.Open.
+	StorageHDFS = "hdfs"
+	// StorageLocalFile is SeaTunnel's deprecated local file storage; it
+	// logs a warning and behaves like hdfs with fs.defaultFS file:///.
+	StorageLocalFile = "localfile"
+)
+
+func init() {
+	Register(StorageHDFS, hdfsFactory)
+	Register(StorageLocalFile, localFileFactory)
+}
+
+// Register makes a Factory available to New under name (the value of
+// seatunnel.engine.checkpoint.storage.type, matched case-insensitively).
+// It panics if name is empty, f is nil or name is taken, like
+// database/sql.Register; call it from an init function. It is safe for
+// concurrent use.
+func Register(name string, f Factory) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if key == "" || f == nil {
+		panic("stowage/checkpoint: Register with an empty name or a nil factory")
+	}
+	factoryMu.Lock()
+	defer factoryMu.Unlock()
+	if _, dup := factories[key]; dup {
+		panic("stowage/checkpoint: Register called twice for " + key)
+	}
+	factories[key] = f
+}
+
+// Registered returns the names of the registered factories, sorted.
+func Registered() []string {
+	factoryMu.RLock()
+	defer factoryMu.RUnlock()
+	return slices.Sorted(maps.Keys(factories))
+}
+
+// New builds the checkpoint storage registered under name. An unknown name
+// gives an error wrapping ErrUnknownStorage that names the key and lists
+// the known names.
+func New(ctx context.Context, name string, opts FactoryOptions) (Storage, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	factoryMu.RLock()
+	f := factories[key]
+	factoryMu.RUnlock()
+	if f == nil {
+		return nil, fmt.Errorf("%w: key seatunnel.engine.checkpoint.storage.type: %q (known: %s)", ErrUnknownStorage, name, strings.Join(Registered(), ", "))
+	}
+	return f(ctx, opts)
+}
+
+func hdfsFactory(ctx context.Context, opts FactoryOptions) (Storage, error) {
+	fsys, err := fsbackend.Open(ctx, opts.Properties)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/checkpoint: open checkpoint storage back end: %w", err)
+	}
+	s, err := Open(ctx, Options{
+		FS: fsys, Namespace: opts.Namespace, MaxRetained: opts.MaxRetained, Logger: opts.Logger,
+		AsyncQueue: opts.AsyncQueue, AsyncWorkers: opts.AsyncWorkers, OnDamage: opts.OnDamage,
+	})
+	if err != nil {
+		_ = fsys.Close()
+		return nil, err
+	}
+	s.owned = fsys
+	return s, nil
+}
+
+func localFileFactory(ctx context.Context, opts FactoryOptions) (Storage, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("stowage/checkpoint: checkpoint storage type localfile is deprecated; use type hdfs with plugin-config storage.type: hdfs and fs.defaultFS: file:///")
+	props := make(fsbackend.Properties, len(opts.Properties)+2)
+	maps.Copy(props, opts.Properties)
+	props["storage.type"] = "hdfs"
+	props["fs.defaultFS"] = "file:///"
+	opts.Properties = props
+	return hdfsFactory(ctx, opts)
+}
