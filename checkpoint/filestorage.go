@@ -247,9 +247,9 @@ type entry struct {
 }
 
 type jobListing struct {
-	files []entry    // checkpoint files, sorted by pipeline then id
-	temps []entry    // leftovers of interrupted atomic writes
-	stray []entry    // anything else
+	files []entry // checkpoint files, sorted by pipeline then id
+	temps []entry // leftovers of interrupted atomic writes
+	stray []entry // anything else
 }
 
 // ids returns the checkpoint ids of one pipeline, highest first.
