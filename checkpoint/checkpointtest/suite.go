@@ -98,7 +98,13 @@ func wantStates(t *testing.T, what string, got []checkpoint.PipelineState, want 
 // in ".ckpt"), below Namespace.
 func CheckpointFiles(t testing.TB, fsys fsbackend.FS, job string) []string {
 	t.Helper()
-	fis, err := fsys.List(context.Background(), fsbackend.Join(strings.Trim(Namespace, "/"), job))
+	return CheckpointFilesIn(t, fsys, fsbackend.Join(strings.Trim(Namespace, "/"), job))
+}
+
+// CheckpointFilesIn lists the names ending in ".ckpt" below dir of fsys.
+func CheckpointFilesIn(t testing.TB, fsys fsbackend.FS, dir string) []string {
+	t.Helper()
+	fis, err := fsys.List(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
