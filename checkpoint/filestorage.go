@@ -275,9 +275,10 @@ func (s *FileStorage) listJob(ctx context.Context, job string) (jobListing, erro
 // classify sorts the files of one job directory into checkpoint files,
 // temporary files and strays.
 func classify(job string, fis []fsbackend.FileInfo) jobListing {
-	var l jobListing
+	l := jobListing{files: make([]entry, 0, len(fis))}
+	prefix := job + "/"
 	for _, fi := range fis {
-		base, ok := strings.CutPrefix(fi.Name, job+"/")
+		base, ok := strings.CutPrefix(fi.Name, prefix)
 		if !ok {
 			continue
 		}
@@ -294,19 +295,23 @@ func classify(job string, fis []fsbackend.FileInfo) jobListing {
 	}
 	// List is sorted by name and the names sort by (pipeline, id), but do
 	// not rely on a back end's collation.
-	slices.SortFunc(l.files, func(a, b entry) int {
-		if a.pipeline != b.pipeline {
-			return a.pipeline - b.pipeline
-		}
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
+	if !slices.IsSortedFunc(l.files, compareEntries) {
+		slices.SortFunc(l.files, compareEntries)
+	}
 	return l
+}
+
+func compareEntries(a, b entry) int {
+	if a.pipeline != b.pipeline {
+		return a.pipeline - b.pipeline
+	}
+	switch {
+	case a.id < b.id:
+		return -1
+	case a.id > b.id:
+		return 1
+	}
+	return 0
 }
 
 // read reads and checks one checkpoint file.

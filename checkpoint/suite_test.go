@@ -9,8 +9,10 @@ import (
 	"github.com/stowage/stowage/fsbackend/memfs"
 )
 
-func newLocal(t testing.TB) fsbackend.FS {
-	fsys, err := local.New(t.TempDir())
+func newLocal(t testing.TB) fsbackend.FS { return newLocalAt(t, t.TempDir()) }
+
+func newLocalAt(t testing.TB, dir string) fsbackend.FS {
+	fsys, err := local.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

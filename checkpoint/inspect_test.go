@@ -1,0 +1,152 @@
+package checkpoint_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/checkpoint"
+	"github.com/stowage/stowage/checkpoint/checkpointtest"
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/memfs"
+)
+
+// inspectFixture: job "a" with pipelines 1 (checkpoints 1..3, 3 damaged)
+// and 2 (checkpoint 7), job "b" with one checkpoint, a stray and a
+// temporary file.
+func inspectFixture(t *testing.T) *memfs.FS {
+	mem := memfs.New()
+	s := checkpointtest.Open(t, mem, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
+	for id := int64(1); id <= 3; id++ {
+		mustStore(t, s, checkpointtest.State("a", 1, id))
+	}
+	mustStore(t, s, checkpointtest.State("a", 2, 7))
+	mustStore(t, s, checkpointtest.State("b", 1, 1))
+	checkpointtest.Rewrite(t, mem, checkpointtest.FilePath("a", 1, 3), func(b []byte) []byte { b[len(b)-1] ^= 1; return b })
+	for _, n := range []string{"checkpointtest/b/notes.txt", "checkpointtest/b/" + checkpoint.FileName(1, 2) + ".tmp-0123"} {
+		if err := fsbackend.WriteFile(ctx, mem, n, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mem
+}
+
+func TestInspect(t *testing.T) {
+	mem := inspectFixture(t)
+	jobs, err := checkpoint.Inspect(ctx, mem, checkpointtest.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || jobs[0].Job != "a" || jobs[1].Job != "b" {
+		t.Fatalf("jobs = %+v", jobs)
+	}
+	a := jobs[0]
+	if a.Files != 4 || len(a.Pipelines) != 2 || a.Pipelines[0] != (checkpoint.PipelineSummary{Pipeline: 1, Checkpoints: 3, Oldest: 1, Latest: 3}) ||
+		a.Pipelines[1] != (checkpoint.PipelineSummary{Pipeline: 2, Checkpoints: 1, Oldest: 7, Latest: 7}) || a.Bytes <= 0 {
+		t.Fatalf("job a = %+v", a)
+	}
+	if b := jobs[1]; b.Files != 1 || b.Stray != 1 || b.Temporary != 1 {
+		t.Fatalf("job b = %+v", b)
+	}
+}
+
+func TestList(t *testing.T) {
+	mem := inspectFixture(t)
+	list, err := checkpoint.List(ctx, mem, checkpointtest.Namespace, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ci := range list {
+		if ci.CRC != checkpoint.CRCUnchecked || ci.Size <= 0 || !strings.HasPrefix(ci.File, "/checkpointtest/a/") {
+			t.Fatalf("entry %+v", ci)
+		}
+		got = append(got, checkpoint.FileName(ci.Pipeline, ci.CheckpointID))
+	}
+	want := []string{checkpoint.FileName(1, 1), checkpoint.FileName(1, 2), checkpoint.FileName(1, 3), checkpoint.FileName(2, 7)}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("List = %v, want %v", got, want)
+	}
+	if _, err := checkpoint.List(ctx, mem, checkpointtest.Namespace, "../x"); !errors.Is(err, checkpoint.ErrInvalidJobID) {
+		t.Fatalf("List with a bad job id: %v", err)
+	}
+}
+
+func TestShow(t *testing.T) {
+	mem := inspectFixture(t)
+	cases := []struct {
+		pipeline int
+		id       int64
+		wantID   int64
+		wantCRC  string
+		wantErr  error
+	}{
+		{1, checkpoint.Latest, 2, checkpoint.CRCOK, nil}, // 3 is damaged
+		{1, 1, 1, checkpoint.CRCOK, nil},
+		{1, 3, 3, checkpoint.CRCBad, nil},
+		{2, checkpoint.Latest, 7, checkpoint.CRCOK, nil},
+		{1, 4, 0, "", checkpoint.ErrNotFound},
+		{9, checkpoint.Latest, 0, "", checkpoint.ErrNotFound},
+	}
+	for _, tc := range cases {
+		ci, state, err := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", tc.pipeline, tc.id)
+		if tc.wantErr != nil {
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("Show(a, %d, %d): err %v, want %v", tc.pipeline, tc.id, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || ci.CheckpointID != tc.wantID || ci.CRC != tc.wantCRC {
+			t.Errorf("Show(a, %d, %d) = %+v, %v; want checkpoint %d crc %s", tc.pipeline, tc.id, ci, err, tc.wantID, tc.wantCRC)
+			continue
+		}
+		if tc.wantCRC == checkpoint.CRCOK {
+			want := checkpointtest.State("a", tc.pipeline, tc.wantID).States
+			if string(state) != string(want) || ci.StateLength != int64(len(want)) || ci.Created.IsZero() {
+				t.Errorf("Show(a, %d, %d): state %q length %d created %v", tc.pipeline, tc.id, state, ci.StateLength, ci.Created)
+			}
+		} else if ci.Damage == nil || state != nil {
+			t.Errorf("Show of a damaged file: damage %v, state %q", ci.Damage, state)
+		}
+	}
+}
+
+func TestVerifyReport(t *testing.T) {
+	mem := inspectFixture(t)
+	var calls, lastTotal int
+	r, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{Progress: func(done, total int) { calls, lastTotal = done, total }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK() || r.Jobs != 2 || r.Checkpoints != 5 || r.Good != 4 || len(r.Damaged) != 1 || calls != 5 || lastTotal != 5 {
+		t.Fatalf("report %+v, progress %d/%d", r, calls, lastTotal)
+	}
+	d := r.Damaged[0]
+	if d.Job != "a" || d.Pipeline != 1 || d.CheckpointID != 3 || d.File != "/checkpointtest/a/"+checkpoint.FileName(1, 3) || d.Offset <= 0 || !strings.Contains(d.Reason, "checksum") {
+		t.Fatalf("damage %+v", d)
+	}
+	if len(r.Stray) != 1 || len(r.Temporary) != 1 {
+		t.Fatalf("stray %v temporary %v", r.Stray, r.Temporary)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"namespace"`, `"damaged"`, `"job":"a"`, `"pipeline":1`, `"checkpoint_id":3`, `"file"`, `"offset"`, `"reason"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON report lacks %s: %s", key, b)
+		}
+	}
+	one, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{Job: "b"})
+	if err != nil || !one.OK() || one.Checkpoints != 1 || one.Jobs != 1 {
+		t.Fatalf("verify of job b: %+v, %v", one, err)
+	}
+	ci, _, _ := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", 1, 1)
+	b, _ = json.Marshal(ci)
+	for _, key := range []string{`"job"`, `"pipeline"`, `"checkpoint_id"`, `"file"`, `"size"`, `"state_length"`, `"crc":"ok"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON checkpoint info lacks %s: %s", key, b)
+		}
+	}
+}
