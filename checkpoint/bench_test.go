@@ -14,7 +14,9 @@ import (
 	"github.com/stowage/stowage/fsbackend/memfs"
 )
 
-func noFaults() errorfs.Injector { return errorfs.InjectorFunc(func(errorfs.Call) error { return nil }) }
+func noFaults() errorfs.Injector {
+	return errorfs.InjectorFunc(func(errorfs.Call) error { return nil })
+}
 
 // BenchmarkStore1MiB stores 1 MiB checkpoints with max-retained 3 (so each
 // store also lists, reads back and deletes one), against the reference of
