@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // Pending is the result of an asynchronous store. It is safe for
@@ -10,21 +11,29 @@ import (
 // by an error, so no store is ever lost without a report.
 type Pending struct {
 	done chan struct{}
+	once sync.Once
 	name string
 	err  error
 }
 
-func newPending() *Pending { return &Pending{done: make(chan struct{})} }
+// NewPending returns a Pending that is not yet complete, for Storage
+// implementations outside this package; they call Complete once the store
+// has finished.
+func NewPending() *Pending { return &Pending{done: make(chan struct{})} }
 
 func failed(err error) *Pending {
-	p := newPending()
-	p.finish("", err)
+	p := NewPending()
+	p.Complete("", err)
 	return p
 }
 
-func (p *Pending) finish(name string, err error) {
-	p.name, p.err = name, err
-	close(p.done)
+// Complete records the outcome of the store (the stored name, or err) and
+// wakes every waiter. Only the first call has an effect.
+func (p *Pending) Complete(name string, err error) {
+	p.once.Do(func() {
+		p.name, p.err = name, err
+		close(p.done)
+	})
 }
 
 // Done is closed when the store has finished, successfully or not.
@@ -80,7 +89,7 @@ func (s *FileStorage) AsyncStoreCheckpoint(ctx context.Context, st PipelineState
 	s.mu.RUnlock()
 	defer s.senders.Done()
 
-	t := &task{ctx: ctx, st: st, p: newPending()}
+	t := &task{ctx: ctx, st: st, p: NewPending()}
 	select {
 	case s.queue <- t:
 		return t.p
@@ -95,10 +104,10 @@ func (s *FileStorage) worker() {
 	defer s.workers.Done()
 	for t := range s.queue {
 		if err := t.ctx.Err(); err != nil {
-			t.p.finish("", err)
+			t.p.Complete("", err)
 			continue
 		}
-		t.p.finish(s.store(t.ctx, t.st))
+		t.p.Complete(s.store(t.ctx, t.st))
 	}
 }
 

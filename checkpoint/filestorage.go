@@ -120,7 +120,8 @@ func (s *FileStorage) check(jobID string) error {
 // with another state it fails with ErrExists. Once the new file is durable
 // and reads back identical, checkpoints of the pipeline beyond the newest
 // MaxRetained are deleted; a failed deletion is logged and retried by the
-// next store, it does not fail this one.
+// next store, it does not fail this one. A checkpoint older than the
+// newest MaxRetained of its pipeline is deleted again at once.
 func (s *FileStorage) StoreCheckpoint(ctx context.Context, st PipelineState) (string, error) {
 	if err := s.check(st.JobID); err != nil {
 		return "", err

@@ -464,3 +464,26 @@ func TestAsyncManySubmittersSmallQueue(t *testing.T) {
 		t.Fatalf("%d checkpoints readable, %d stores reported success", len(all), ok.Load())
 	}
 }
+
+func TestPendingCompleteOnce(t *testing.T) {
+	p := checkpoint.NewPending()
+	if p.Err() != nil {
+		t.Fatal("Err before completion")
+	}
+	select {
+	case <-p.Done():
+		t.Fatal("new Pending is done")
+	default:
+	}
+	want := errors.New("first")
+	p.Complete("", want)
+	p.Complete("second", nil)
+	if name, err := p.Wait(ctx); err != want || name != "" {
+		t.Fatalf("Wait = %q, %v; want the first outcome", name, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := checkpoint.NewPending().Wait(cctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with a cancelled context: %v", err)
+	}
+}
