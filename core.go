@@ -68,9 +68,15 @@ type versioned interface {
 	LastVersion(p int) mapstore.Version
 }
 
+// admitter is implemented by stores that throttle writers while
+// compaction catches up.
+type admitter interface {
+	Admit(ctx context.Context) error
+}
+
 // epochStarter is implemented by stores that record epoch starts.
 type epochStarter interface {
-	StartEpoch(ctx context.Context, p int, v mapstore.Version) error
+	StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error
 }
 
 // loadAll loads every partition with a pool of workers (EAGER), or only
@@ -102,6 +108,9 @@ func (c *core) loadAll(ctx context.Context, workers int) {
 	wg.Wait()
 	close(errs)
 	c.loadErr = errors.Join(drain(errs)...)
+	if c.loadErr == nil {
+		c.loadErr = c.startEpochs(ctx, c.parts)
+	}
 	if c.m != nil {
 		c.m.loadSeconds.WithLabelValues(c.name).Set(time.Since(start).Seconds())
 	}
@@ -115,7 +124,8 @@ func drain(ch chan error) []error {
 	return out
 }
 
-// ensure loads partition p from the store once.
+// ensure loads partition p from the store once. Its epoch start is
+// written by loadAll for all partitions at once (EAGER), or here (LAZY).
 func (c *core) ensure(ctx context.Context, p *part) error {
 	p.loadOnce.Do(func() {
 		var maxV mapstore.Version
@@ -133,20 +143,40 @@ func (c *core) ensure(ctx context.Context, p *part) error {
 				}
 			}
 			// A new owner run starts a new epoch from what it took over.
-			nv := mapstore.Version{Epoch: maxV.Epoch + 1, Seq: maxV.Seq}
-			if es, ok := c.store.(epochStarter); ok {
-				err = es.StartEpoch(ctx, p.id, nv)
-			}
 			p.mu.Lock()
-			p.ver = nv
-			p.ready = err == nil
+			p.ver = mapstore.Version{Epoch: maxV.Epoch + 1, Seq: maxV.Seq}
 			p.mu.Unlock()
+			if c.lazy {
+				err = c.startEpochs(ctx, []*part{p})
+			}
 		}
 		if err != nil {
 			p.loadErr = fmt.Errorf("stowage: load map %q partition %d: %w", c.name, p.id, err)
 		}
 	})
 	return p.loadErr
+}
+
+// startEpochs makes the partitions' epoch starts durable, then lets them
+// take writes.
+func (c *core) startEpochs(ctx context.Context, ps []*part) error {
+	starts := make(map[int]mapstore.Version, len(ps))
+	for _, p := range ps {
+		p.mu.Lock()
+		starts[p.id] = p.ver
+		p.mu.Unlock()
+	}
+	if es, ok := c.store.(epochStarter); ok {
+		if err := es.StartEpochs(ctx, starts); err != nil {
+			return fmt.Errorf("stowage: map %q: record epoch start: %w", c.name, err)
+		}
+	}
+	for _, p := range ps {
+		p.mu.Lock()
+		p.ready = true
+		p.mu.Unlock()
+	}
+	return nil
 }
 
 func (c *core) partOf(key []byte) *part { return c.parts[partition.Of(key, len(c.parts))] }
@@ -180,6 +210,11 @@ func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bo
 	p := c.partOf(key)
 	if err := c.wait(ctx, p); err != nil {
 		return err
+	}
+	if a, ok := c.store.(admitter); ok {
+		if err := a.Admit(ctx); err != nil {
+			return err
+		}
 	}
 	k := string(key)
 	p.mu.Lock()

@@ -275,8 +275,12 @@ func (c *closingStore) LastVersion(p int) mapstore.Version {
 	return c.MapStore.(versioned).LastVersion(p)
 }
 
-func (c *closingStore) StartEpoch(ctx context.Context, p int, v mapstore.Version) error {
-	return c.MapStore.(epochStarter).StartEpoch(ctx, p, v)
+func (c *closingStore) Admit(ctx context.Context) error {
+	return c.MapStore.(admitter).Admit(ctx)
+}
+
+func (c *closingStore) StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error {
+	return c.MapStore.(epochStarter).StartEpochs(ctx, starts)
 }
 
 // MapInfo describes a map's state.

@@ -227,7 +227,7 @@ func TestDiskStaysBounded(t *testing.T) {
 	const seg = 256 << 10
 	n := open(t, stowage.Options{Config: persisted(t, dir, "          block.size: "+fmt.Sprint(seg)+"\n")})
 	m := strMap(t, n, "engine_overwrite")
-	const keys, rounds = 2000, 15
+	const keys, rounds = 2000, 10
 	val := strings.Repeat("v", 200)
 	var live int64
 	for k := 0; k < keys; k++ {

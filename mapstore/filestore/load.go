@@ -59,6 +59,7 @@ func (s *Store) scan(ctx context.Context) error {
 	for i, res := range results {
 		lf := &logFile{name: logs[i].Name, size: logs[i].Size, maxVer: map[int]mapstore.Version{}}
 		s.files[lf.name] = lf
+		s.logTotal += lf.size
 		for _, e := range res {
 			if e.part < 0 || e.part >= s.parts {
 				s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", e.part, s.parts)})
@@ -152,6 +153,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 }
 
 type liveEntry struct {
+	key     []byte
 	ver     mapstore.Version
 	value   []byte
 	deleted bool
@@ -160,7 +162,7 @@ type liveEntry struct {
 // build merges a partition's newest readable snapshot and its log records
 // into the live entries, ordering by version only.
 func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []snapFile) (map[string]*liveEntry, error) {
-	live := map[string]*liveEntry{}
+	live := make(map[string]*liveEntry, len(logRecs))
 	var upto mapstore.Version
 	for i := len(snaps) - 1; i >= 0; i-- {
 		entries, err := s.readSnapshot(ctx, snaps[i].name, p)
@@ -169,7 +171,7 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 			continue
 		}
 		for _, e := range entries {
-			live[string(e.Key)] = &liveEntry{ver: e.Version, value: e.Value}
+			live[string(e.Key)] = &liveEntry{key: e.Key, ver: e.Version, value: e.Value}
 		}
 		upto = snaps[i].upto
 		break
@@ -197,8 +199,9 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 		}
 		return false
 	}
+	slab := make([]liveEntry, 0, len(logRecs))
 	for _, e := range logRecs {
-		if e.typ == typeEpoch || !upto.Less(e.ver) || cut(e.ver) {
+		if e.typ == typeEpoch || !upto.Less(e.ver) || (len(starts) > 0 && cut(e.ver)) {
 			continue
 		}
 		cur := live[string(e.key)]
@@ -206,7 +209,8 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 			continue
 		}
 		if cur == nil {
-			cur = &liveEntry{}
+			slab = append(slab, liveEntry{key: e.key})
+			cur = &slab[len(slab)-1]
 			live[string(e.key)] = cur
 		}
 		cur.ver, cur.value, cur.deleted = e.ver, e.value, e.typ == typeDelete
@@ -249,11 +253,11 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 		s.pending[p], s.loaded[p] = nil, true
 		s.mu.Unlock()
 	}
-	for k, e := range live {
+	for _, e := range live {
 		if e.deleted {
 			continue
 		}
-		if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: []byte(k), Value: e.value}); err != nil {
+		if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value}); err != nil {
 			return err
 		}
 	}

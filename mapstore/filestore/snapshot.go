@@ -24,6 +24,7 @@ const (
 func (s *Store) addFile(name string, size int64, active bool) {
 	s.mu.Lock()
 	s.files[name] = &logFile{name: name, size: size, maxVer: map[int]mapstore.Version{}, active: active}
+	s.logTotal += size
 	s.mu.Unlock()
 }
 
@@ -45,6 +46,7 @@ func (s *Store) noteWritten(name string, n int64, batch []*request) {
 	}
 	if lf.active {
 		lf.size += n
+		s.logTotal += n
 	}
 	for _, r := range batch {
 		per := int64(len(r.buf)) / int64(max(1, len(r.vers)))
@@ -89,10 +91,7 @@ func (s *Store) Compact(ctx context.Context) error {
 		return nil
 	}
 	var due []int
-	var logBytes, live int64
-	for _, lf := range s.files {
-		logBytes += lf.size
-	}
+	logBytes, live := s.logTotal, int64(0)
 	for p := 0; p < s.parts; p++ {
 		live += s.liveBytes[p]
 		if !s.loaded[p] {
@@ -106,7 +105,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	// Over the disk budget (log larger than CompactRatio of the live
 	// bytes): roll the active segment so it can be collected too, and
 	// snapshot every partition that has records in the log.
-	if logBytes > int64(float64(live)*s.opts.CompactRatio)+min(s.opts.SegmentSize/4, minGlobalLog) {
+	if logBytes > s.logBudget(live) {
 		s.w.rollNext.Store(true)
 		due = due[:0]
 		for p := 0; p < s.parts; p++ {
@@ -270,10 +269,12 @@ func (s *Store) collect(ctx context.Context) error {
 		}
 		if ok {
 			logs = append(logs, name)
+			s.logTotal -= lf.size
 			delete(s.files, name)
 		}
 	}
 	s.mu.Unlock()
+	defer s.progressed()
 	// Log files go first: a snapshot is only dropped once nothing older
 	// than the snapshots kept is left to fall back to.
 	for _, name := range append(logs, drop...) {
@@ -467,4 +468,55 @@ func (s *Store) CompactOffline(ctx context.Context) error {
 		return mem[p], s.LastVersion(p), nil
 	})
 	return s.ForceCompact(ctx)
+}
+
+// logBudget is the log size above which every partition is snapshotted:
+// CompactRatio of the live bytes plus a quarter segment (at most 1 MiB).
+// s.mu held.
+func (s *Store) logBudget(live int64) int64 {
+	return int64(float64(live)*s.opts.CompactRatio) + min(s.opts.SegmentSize/4, minGlobalLog)
+}
+
+// progressed wakes writers waiting in Admit.
+func (s *Store) progressed() {
+	s.mu.Lock()
+	close(s.progress)
+	s.progress = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Admit implements the map's write throttle: while the log is more than
+// twice its budget (compaction has fallen behind the writers), a new write
+// waits for compaction to make progress, for at most a second at a time,
+// so that disk stays bounded whatever the overwrite rate. The map calls it
+// before it gives the write a version, so waiting writes never hold back
+// the snapshots that would release them.
+func (s *Store) Admit(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		var live int64
+		for _, b := range s.liveBytes {
+			live += b
+		}
+		over := s.source != nil && !s.closed && s.logTotal > 2*s.logBudget(live)
+		ch := s.progress
+		s.mu.Unlock()
+		if !over {
+			return nil
+		}
+		select {
+		case s.compactC <- struct{}{}:
+		default:
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ch:
+			t.Stop()
+		case <-t.C:
+			return nil // no progress: let the write through rather than stall forever
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }

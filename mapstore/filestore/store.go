@@ -85,6 +85,8 @@ type Store struct {
 	since     []int64             // log bytes per partition since its newest snapshot
 	liveBytes []int64             // live bytes per partition as of its newest snapshot
 	source    mapstore.SnapshotSource
+	logTotal  int64         // bytes in log files
+	progress  chan struct{} // closed and replaced when compaction deleted files
 
 	w        *writer
 	compactC chan struct{}
@@ -134,7 +136,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	} else if err := fsbackend.ValidName(opts.RunID); err != nil {
 		return nil, fmt.Errorf("stowage/mapstore/filestore: RunID: %w", err)
 	}
-	s := &Store{opts: opts, fs: opts.FS, parts: opts.Partitions, run: opts.RunID, log: opts.Logger}
+	s := &Store{opts: opts, fs: opts.FS, parts: opts.Partitions, run: opts.RunID, log: opts.Logger, progress: make(chan struct{})}
 	m, err := s.openMeta(ctx)
 	if err != nil {
 		return nil, err

@@ -274,16 +274,25 @@ func (s *Store) DeleteAll(ctx context.Context, rs []mapstore.Record) error {
 // older epoch beyond v.Seq are dropped (no resurrection of writes that
 // were never acknowledged before a fail-over).
 func (s *Store) StartEpoch(ctx context.Context, p int, v mapstore.Version) error {
-	if p < 0 || p >= s.parts {
-		return fmt.Errorf("stowage/mapstore/filestore: partition %d out of range", p)
-	}
+	return s.StartEpochs(ctx, map[int]mapstore.Version{p: v})
+}
+
+// StartEpochs is StartEpoch for several partitions in one batch.
+func (s *Store) StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error {
 	if s.isClosed() {
 		return mapstore.ErrClosed
 	}
 	r := reqPool.Get().(*request)
-	r.buf = record.Append(r.buf[:0], typeEpoch, encodeEpoch(p, v))
-	r.vers = append(r.vers[:0], partVer{p, v})
-	r.n = 1
+	r.buf, r.vers, r.n = r.buf[:0], r.vers[:0], 0
+	for p, v := range starts {
+		if p < 0 || p >= s.parts {
+			releaseRequest(r)
+			return fmt.Errorf("stowage/mapstore/filestore: partition %d out of range", p)
+		}
+		r.buf = record.Append(r.buf, typeEpoch, encodeEpoch(p, v))
+		r.vers = append(r.vers, partVer{p, v})
+		r.n++
+	}
 	err := s.w.submit(ctx, r)
 	releaseRequest(r)
 	return err
