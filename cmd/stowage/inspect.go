@@ -93,7 +93,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errUsage
 	}
 	if rest[0] == "checkpoints" {
-		return in.checkpoints(ctx, rest[1:])
+		return in.checkpoints(ctx, rest[1:], *ns)
 	}
 	if in.props == nil || *ns == "" || *cluster == "" {
 		return errors.New("give --config-dir, or --fs with --namespace and --cluster")
