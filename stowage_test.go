@@ -24,7 +24,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // persisted returns a config whose engine* maps persist under dir.
-func persisted(t *testing.T, dir string, extra string) *config.Config {
+func persisted(t testing.TB, dir string, extra string) *config.Config {
 	t.Helper()
 	y := `hazelcast:
   cluster-name: test
