@@ -51,4 +51,3 @@ func BenchmarkGet(b *testing.B) {
 		}
 	})
 }
-
