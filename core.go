@@ -68,6 +68,12 @@ type versioned interface {
 	LastVersion(p int) mapstore.Version
 }
 
+// replayer is implemented by stores with a faster loading path that
+// hands over versioned records, deletes included, in version order.
+type replayer interface {
+	ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error
+}
+
 // admitter is implemented by stores that throttle writers while
 // compaction catches up.
 type admitter interface {
@@ -129,13 +135,35 @@ func drain(ch chan error) []error {
 func (c *core) ensure(ctx context.Context, p *part) error {
 	p.loadOnce.Do(func() {
 		var maxV mapstore.Version
-		err := c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-			p.entries[string(r.Key)] = &entry{val: r.Value, ver: r.Version}
-			if maxV.Less(r.Version) {
-				maxV = r.Version
-			}
-			return nil
-		})
+		var err error
+		if rp, ok := c.store.(replayer); ok {
+			// Records come in version order after the snapshot's entries:
+			// keep the highest version per key; a delete removes the key.
+			err = rp.ReplayPartition(ctx, p.id, func(r mapstore.Record) error {
+				if maxV.Less(r.Version) {
+					maxV = r.Version
+				}
+				cur := p.entries[string(r.Key)]
+				switch {
+				case cur != nil && !cur.ver.Less(r.Version):
+				case r.Deleted:
+					delete(p.entries, string(r.Key))
+				case cur != nil:
+					cur.val, cur.ver = r.Value, r.Version
+				default:
+					p.entries[string(r.Key)] = &entry{val: r.Value, ver: r.Version}
+				}
+				return nil
+			})
+		} else {
+			err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
+				p.entries[string(r.Key)] = &entry{val: r.Value, ver: r.Version}
+				if maxV.Less(r.Version) {
+					maxV = r.Version
+				}
+				return nil
+			})
+		}
 		if err == nil {
 			if vs, ok := c.store.(versioned); ok {
 				if lv := vs.LastVersion(p.id); maxV.Less(lv) {

@@ -275,6 +275,10 @@ func (c *closingStore) LastVersion(p int) mapstore.Version {
 	return c.MapStore.(versioned).LastVersion(p)
 }
 
+func (c *closingStore) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	return c.MapStore.(replayer).ReplayPartition(ctx, p, fn)
+}
+
 func (c *closingStore) Admit(ctx context.Context) error {
 	return c.MapStore.(admitter).Admit(ctx)
 }

@@ -508,3 +508,65 @@ func later(got, acked string) bool {
 	fmt.Sscanf(acked, "v%d", &b)
 	return a > b
 }
+
+// ReplayPartition, applied the way the map applies it, gives exactly what
+// LoadPartition gives, with snapshots, overwrites and deletes in play.
+func TestReplayMatchesLoad(t *testing.T) {
+	e := newEnv(t)
+	m := newModel(1)
+	s := e.open(filestore.Options{SegmentSize: 2048})
+	s.SetSnapshotSource(m.source)
+	loadAll(t, s)
+	ctx := context.Background()
+	for i := 0; i < 600; i++ {
+		k := fmt.Sprintf("k%02d", i%50)
+		if i%9 == 0 {
+			s.Delete(ctx, m.next(k, nil, true))
+		} else {
+			s.Store(ctx, m.next(k, []byte(fmt.Sprint(i)), false))
+		}
+		if i == 300 {
+			if err := s.ForceCompact(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Close()
+	for _, replay := range []bool{true, false} {
+		s := e.open(filestore.Options{})
+		got := map[string]mapstore.Record{}
+		for p := 0; p < parts; p++ {
+			var err error
+			if replay {
+				err = s.ReplayPartition(ctx, p, func(r mapstore.Record) error {
+					cur, ok := got[string(r.Key)]
+					switch {
+					case ok && !cur.Version.Less(r.Version):
+					case r.Deleted:
+						delete(got, string(r.Key))
+					default:
+						got[string(r.Key)] = r
+					}
+					return nil
+				})
+			} else {
+				err = s.LoadPartition(ctx, p, func(r mapstore.Record) error { got[string(r.Key)] = r; return nil })
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		for p := range m.live {
+			for k, r := range m.live[p] {
+				if g, ok := got[k]; !ok || string(g.Value) != string(r.Value) {
+					t.Fatalf("replay=%v: %s = %q (%v), want %q", replay, k, g.Value, ok, r.Value)
+				}
+				delete(got, k)
+			}
+		}
+		if len(got) != 0 {
+			t.Fatalf("replay=%v: deleted keys came back: %v", replay, got)
+		}
+	}
+}

@@ -159,25 +159,24 @@ type liveEntry struct {
 	deleted bool
 }
 
-// build merges a partition's newest readable snapshot and its log records
-// into the live entries, ordering by version only.
-func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []snapFile) (map[string]*liveEntry, error) {
-	live := make(map[string]*liveEntry, len(logRecs))
-	var upto mapstore.Version
+// newestSnapshot returns the entries and version of a partition's newest
+// snapshot that decodes completely, falling back to older ones.
+func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]mapstore.Record, mapstore.Version) {
 	for i := len(snaps) - 1; i >= 0; i-- {
 		entries, err := s.readSnapshot(ctx, snaps[i].name, p)
 		if err != nil {
 			s.damage(Damage{File: snaps[i].name, Reason: "snapshot unusable, falling back: " + err.Error()})
 			continue
 		}
-		for _, e := range entries {
-			live[string(e.Key)] = &liveEntry{key: e.Key, ver: e.Version, value: e.Value}
-		}
-		upto = snaps[i].upto
-		break
+		return entries, snaps[i].upto
 	}
-	// Epoch starts: a record of epoch e is dropped if a later epoch
-	// started from a sequence below the record's.
+	return nil, mapstore.Version{}
+}
+
+// replayable returns the log records of a partition that recovery applies,
+// sorted by version: above the snapshot's version, and not of an older
+// epoch beyond the point a later epoch started from.
+func replayable(logRecs []logEntry, upto mapstore.Version) []logEntry {
 	type start struct {
 		epoch, from uint64
 	}
@@ -199,11 +198,29 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 		}
 		return false
 	}
-	slab := make([]liveEntry, 0, len(logRecs))
+	out := make([]logEntry, 0, len(logRecs))
 	for _, e := range logRecs {
 		if e.typ == typeEpoch || !upto.Less(e.ver) || (len(starts) > 0 && cut(e.ver)) {
 			continue
 		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ver.Less(out[j].ver) })
+	return out
+}
+
+// build merges a partition's newest readable snapshot and its log records
+// into the live entries, ordering by version only.
+func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []snapFile) (map[string]*liveEntry, error) {
+	entries, upto := s.newestSnapshot(ctx, p, snaps)
+	recs := replayable(logRecs, upto)
+	live := make(map[string]*liveEntry, len(entries)+len(recs))
+	slab := make([]liveEntry, 0, len(entries)+len(recs))
+	for _, e := range entries {
+		slab = append(slab, liveEntry{key: e.Key, ver: e.Version, value: e.Value})
+		live[string(e.Key)] = &slab[len(slab)-1]
+	}
+	for _, e := range recs {
 		cur := live[string(e.key)]
 		if cur != nil && !cur.ver.Less(e.ver) {
 			continue
@@ -218,40 +235,78 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 	return live, nil
 }
 
-// LoadPartition implements mapstore.MapStore. The first call for a
-// partition uses what Open scanned; later calls read storage again.
-func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+// partitionInput returns what recovery of partition p reads: the records
+// Open scanned (the first time) or a fresh read of storage.
+func (s *Store) partitionInput(ctx context.Context, p int) (recs []logEntry, snaps []snapFile, fresh bool, err error) {
 	if p < 0 || p >= s.parts {
-		return fmt.Errorf("stowage/mapstore/filestore: partition %d out of range [0, %d)", p, s.parts)
+		return nil, nil, false, fmt.Errorf("stowage/mapstore/filestore: partition %d out of range [0, %d)", p, s.parts)
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return mapstore.ErrClosed
+		return nil, nil, false, mapstore.ErrClosed
 	}
-	var recs []logEntry
-	fresh := !s.loaded[p]
+	fresh = !s.loaded[p]
 	if fresh {
 		recs = s.pending[p]
 	}
-	snaps := append([]snapFile(nil), s.snaps[p]...)
+	snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
 	if !fresh {
-		var err error
 		recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
-		if err != nil {
+		snaps = s.snapsOf(snaps, p)
+	}
+	return recs, snaps, fresh, err
+}
+
+func (s *Store) markLoaded(p int) {
+	s.mu.Lock()
+	s.pending[p], s.loaded[p] = nil, true
+	s.mu.Unlock()
+}
+
+// ReplayPartition is the fast path of loading: it calls fn with the
+// entries of partition p's newest readable snapshot, then with every log
+// record recovery applies, deletes included (Deleted set), in version
+// order. The caller keeps, per key, the record of the highest version;
+// a delete removes the key. It needs one map (the caller's) where
+// LoadPartition needs two.
+func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	recs, snaps, fresh, err := s.partitionInput(ctx, p)
+	if err != nil {
+		return err
+	}
+	entries, upto := s.newestSnapshot(ctx, p, snaps)
+	for _, e := range entries {
+		if err := fn(e); err != nil {
 			return err
 		}
-		snaps = s.snapsOf(snaps, p)
+	}
+	for _, e := range replayable(recs, upto) {
+		r := mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if fresh {
+		s.markLoaded(p)
+	}
+	return nil
+}
+
+// LoadPartition implements mapstore.MapStore. The first call for a
+// partition uses what Open scanned; later calls read storage again.
+func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	recs, snaps, fresh, err := s.partitionInput(ctx, p)
+	if err != nil {
+		return err
 	}
 	live, err := s.build(ctx, p, recs, snaps)
 	if err != nil {
 		return err
 	}
 	if fresh {
-		s.mu.Lock()
-		s.pending[p], s.loaded[p] = nil, true
-		s.mu.Unlock()
+		s.markLoaded(p)
 	}
 	for _, e := range live {
 		if e.deleted {
