@@ -35,7 +35,11 @@ import (
 // TestMain checks for leaked goroutines. opencensus (pulled in by the
 // client library) starts a worker in its package init that never stops.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		// Idle keep-alive connections of the Google client library's own
+		// HTTP transport, which its Close does not shut.
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
 }
 
 const bucket = "stowage-test"
