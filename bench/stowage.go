@@ -12,19 +12,53 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
-	"github.com/stowage/stowage/fsbackend/local"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"
 	"github.com/stowage/stowage/serde"
+	"github.com/stowage/stowage/serde/record"
 )
+
+// Target is where a benchmark's map lives: storage properties (as in a
+// map-store block) and a namespace.
+type Target struct {
+	Props     fsbackend.Properties
+	Namespace string
+}
+
+// LocalTarget is a namespace on the local disk.
+func LocalTarget(dir string) Target {
+	return Target{Props: fsbackend.Properties{"storage.type": "hdfs", "fs.defaultFS": "file:///"}, Namespace: dir}
+}
+
+// mapFS opens the directory of one bench map on the target.
+func (t Target) mapFS(ctx context.Context, name string) (fsbackend.FS, fsbackend.FS, error) {
+	f, err := fsbackend.Open(ctx, t.Props)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, err := fsbackend.Sub(f, fsbackend.Join(strings.TrimPrefix(t.Namespace, "/"), "bench", name))
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, sub, nil
+}
 
 // Config returns a configuration whose bench* maps persist EAGERly under
 // dir on the local disk, with extra map-store properties.
 func Config(dir string, extra map[string]string) (*config.Config, error) {
+	return TargetConfig(LocalTarget(dir), extra)
+}
+
+// TargetConfig is Config for any target.
+func TargetConfig(t Target, extra map[string]string) (*config.Config, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "hazelcast:\n  cluster-name: bench\n  map:\n    bench*:\n      map-store:\n        enabled: true\n        initial-mode: EAGER\n        properties:\n")
-	props := map[string]string{"type": "hdfs", "namespace": dir, "clusterName": "bench", "storage.type": "hdfs", "fs.defaultFS": "file:///"}
+	props := map[string]string{"type": "hdfs", "namespace": t.Namespace, "clusterName": "bench"}
+	for k, v := range t.Props {
+		props[k] = v
+	}
 	for k, v := range extra {
 		props[k] = v
 	}
@@ -42,8 +76,8 @@ type WriteResult struct {
 
 // WriteThrough measures Map.Put of writers goroutines, n puts each, with
 // valueSize-byte values on a persisted map under dir.
-func WriteThrough(ctx context.Context, dir string, writers, n, valueSize int) (WriteResult, error) {
-	cfg, err := Config(dir, nil)
+func WriteThrough(ctx context.Context, t Target, writers, n, valueSize int) (WriteResult, error) {
+	cfg, err := TargetConfig(t, nil)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -121,12 +155,12 @@ type LoadResult struct {
 // large StoreAll batches, through the file map store), then times a raw
 // sequential read + CRC of the files and a node's EAGER load of them.
 // Both read from the page cache, so the ratio is about CPU work per byte.
-func Load(ctx context.Context, dir string, entries, valueSize int) (LoadResult, error) {
-	mapDir := filepath.Join(dir, "bench", "bench_load")
-	f, err := local.New(mapDir)
+func Load(ctx context.Context, t Target, entries, valueSize int) (LoadResult, error) {
+	root, f, err := t.mapFS(ctx, "bench_load")
 	if err != nil {
 		return LoadResult{}, err
 	}
+	defer root.Close()
 	st, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
 	if err != nil {
 		return LoadResult{}, err
@@ -152,11 +186,11 @@ func Load(ctx context.Context, dir string, entries, valueSize int) (LoadResult, 
 		return LoadResult{}, err
 	}
 	res := LoadResult{Entries: entries}
-	res.Bytes, res.Raw, err = RawReadCRC(mapDir)
+	res.Bytes, res.Raw, err = RawReadFS(ctx, f)
 	if err != nil {
 		return res, err
 	}
-	cfg, err := Config(dir, nil)
+	cfg, err := TargetConfig(t, nil)
 	if err != nil {
 		return res, err
 	}
@@ -259,4 +293,22 @@ func dirBytes(dir string) (int64, error) {
 	return n, err
 }
 
-var _ = fsbackend.Join
+// RawReadFS reads every file of f sequentially and computes its CRC-32C:
+// the floor of any load from that storage.
+func RawReadFS(ctx context.Context, f fsbackend.FS) (int64, time.Duration, error) {
+	start := time.Now()
+	list, err := f.List(ctx, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	var total int64
+	for _, fi := range list {
+		b, err := fsbackend.ReadFile(ctx, f, fi.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		total += int64(len(b))
+		_ = record.Checksum(b)
+	}
+	return total, time.Since(start), nil
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/stowage/stowage/bench"
@@ -22,6 +23,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writers := fl.Int("writers", 64, "concurrent writers")
 	valueSize := fl.Int("value-size", 256, "value size in bytes")
 	entries := fl.Int("load-entries", 1_000_000, "entries for the EAGER load benchmark")
+	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk")
+	var props propFlags
+	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -48,7 +52,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	say("write-through: stowage ...")
-	st, err := bench.WriteThrough(ctx, sub("stowage"), *writers, perWriter, *valueSize)
+	st, err := bench.WriteThrough(ctx, bench.LocalTarget(sub("stowage")), *writers, perWriter, *valueSize)
 	if err != nil {
 		return err
 	}
@@ -71,7 +75,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "  stowage / bbolt Batch: %.2fx\n\n", st.PutsPerSec/bb)
 
 	say("EAGER load of %d entries ...", *entries)
-	ld, err := bench.Load(ctx, sub("load"), *entries, *valueSize)
+	ld, err := bench.Load(ctx, bench.LocalTarget(sub("load")), *entries, *valueSize)
 	if err != nil {
 		return err
 	}
@@ -86,5 +90,33 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
 	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	if *fsURI == "" {
+		return nil
+	}
+	p, err := propsFromURI(*fsURI)
+	if err != nil {
+		return err
+	}
+	for _, kv := range props {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--property %q: want KEY=VALUE", kv)
+		}
+		p[k] = v
+	}
+	target := bench.Target{Props: p, Namespace: fmt.Sprintf("/stowage-bench/%d", time.Now().UnixNano())}
+	say("write-through on %s ...", *fsURI)
+	remote, err := bench.WriteThrough(ctx, target, *writers, max(1, perWriter/4), *valueSize)
+	if err != nil {
+		return err
+	}
+	say("EAGER load on %s ...", *fsURI)
+	rl, err := bench.Load(ctx, target, max(1000, *entries/10), *valueSize)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\non %s (namespace %s), beside local disk from this run\n", *fsURI, target.Namespace)
+	fmt.Fprintf(stdout, "  write-through: %.0f puts/s (%.1f records per batch file); local %.0f puts/s (%.1f per fdatasync)\n", remote.PutsPerSec, remote.RecordsPerSync, st.PutsPerSec, st.RecordsPerSync)
+	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
 	return nil
 }
