@@ -229,7 +229,7 @@ type DiskResult struct {
 // then compares the bytes on disk with the live bytes.
 func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize int) (DiskResult, error) {
 	// Small segments, so that rolled segments can be collected during the run.
-	cfg, err := Config(dir, map[string]string{"block.size": fmt.Sprint(4 << 20)})
+	cfg, err := Config(dir, map[string]string{"block.size": fmt.Sprint(2 << 20)})
 	if err != nil {
 		return DiskResult{}, err
 	}

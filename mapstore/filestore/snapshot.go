@@ -17,7 +17,6 @@ import (
 const (
 	snapChunk       = 1 << 20 // bytes of entries per snapshot frame
 	minSnapshotLog  = 64 << 10
-	minGlobalLog    = 1 << 20
 	compactInterval = 2 * time.Second
 )
 
@@ -471,10 +470,11 @@ func (s *Store) CompactOffline(ctx context.Context) error {
 }
 
 // logBudget is the log size above which every partition is snapshotted:
-// CompactRatio of the live bytes plus a quarter segment (at most 1 MiB).
-// s.mu held.
+// CompactRatio of the live bytes plus half a segment, so that disk stays
+// within about twice the live bytes plus one segment (invariant 5) while a
+// small map is not snapshotted over and over. s.mu held.
 func (s *Store) logBudget(live int64) int64 {
-	return int64(float64(live)*s.opts.CompactRatio) + min(s.opts.SegmentSize/4, minGlobalLog)
+	return int64(float64(live)*s.opts.CompactRatio) + s.opts.SegmentSize/2
 }
 
 // progressed wakes writers waiting in Admit.
