@@ -72,6 +72,7 @@ type versioned interface {
 // hands over versioned records, deletes included, in version order.
 type replayer interface {
 	ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error
+	PendingCount(p int) int
 }
 
 // admitter is implemented by stores that throttle writers while
@@ -137,6 +138,9 @@ func (c *core) ensure(ctx context.Context, p *part) error {
 		var maxV mapstore.Version
 		var err error
 		if rp, ok := c.store.(replayer); ok {
+			if n := rp.PendingCount(p.id); n > len(p.entries) {
+				p.entries = make(map[string]*entry, n)
+			}
 			// Records come in version order after the snapshot's entries:
 			// keep the highest version per key; a delete removes the key.
 			err = rp.ReplayPartition(ctx, p.id, func(r mapstore.Record) error {

@@ -279,6 +279,8 @@ func (c *closingStore) ReplayPartition(ctx context.Context, p int, fn func(mapst
 	return c.MapStore.(replayer).ReplayPartition(ctx, p, fn)
 }
 
+func (c *closingStore) PendingCount(p int) int { return c.MapStore.(replayer).PendingCount(p) }
+
 func (c *closingStore) Admit(ctx context.Context) error {
 	return c.MapStore.(admitter).Admit(ctx)
 }

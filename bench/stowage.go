@@ -12,6 +12,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
+	_ "github.com/stowage/stowage/fsbackend/local" // LocalTarget
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"

@@ -56,6 +56,17 @@ func (s *Store) scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	counts := make([]int, s.parts)
+	for _, res := range results {
+		for _, e := range res {
+			if e.part >= 0 && e.part < s.parts {
+				counts[e.part]++
+			}
+		}
+	}
+	for p, n := range counts {
+		s.pending[p] = make([]logEntry, 0, n)
+	}
 	for i, res := range results {
 		lf := &logFile{name: logs[i].Name, size: logs[i].Size, maxVer: map[int]mapstore.Version{}}
 		s.files[lf.name] = lf
@@ -136,6 +147,13 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 		}
 		if want != nil && !want(e.part) {
 			continue
+		}
+		if len(out) == 32 && cap(out) < 64 {
+			// Size the slice once from the records seen so far.
+			est := int(int64(len(buf)) * 32 / max(1, sc.Offset()))
+			grown := make([]logEntry, len(out), est+est/8)
+			copy(grown, out)
+			out = grown
 		}
 		out = append(out, e)
 	}
@@ -257,6 +275,17 @@ func (s *Store) partitionInput(ctx context.Context, p int) (recs []logEntry, sna
 		snaps = s.snapsOf(snaps, p)
 	}
 	return recs, snaps, fresh, err
+}
+
+// PendingCount returns how many log records Open found for partition p
+// that are not loaded yet: a size hint for the caller's map.
+func (s *Store) PendingCount(p int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p < 0 || p >= s.parts {
+		return 0
+	}
+	return len(s.pending[p])
 }
 
 func (s *Store) markLoaded(p int) {
