@@ -171,6 +171,20 @@ func (in *inspector) mapNames(ctx context.Context, f fsbackend.FS) ([]string, er
 	return out, nil
 }
 
+// withMap opens the storage and one map on it; done closes both.
+func (in *inspector) withMap(ctx context.Context, name string) (*filestore.Store, func(), error) {
+	f, err := in.openFS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := in.openMap(ctx, f, name)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); f.Close() }, nil
+}
+
 // openMap opens one map directory with the file map store.
 func (in *inspector) openMap(ctx context.Context, f fsbackend.FS, name string) (*filestore.Store, error) {
 	if err := stowage.ValidMapName(name); err != nil {
@@ -213,16 +227,11 @@ func (in *inspector) maps(ctx context.Context) error {
 }
 
 func (in *inspector) stats(ctx context.Context, name string) error {
-	f, err := in.openFS(ctx)
+	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	s, err := in.openMap(ctx, f, name)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	defer done()
 	st, err := s.Stats(ctx)
 	if err != nil {
 		return err
@@ -260,16 +269,11 @@ type dumpEntry struct {
 }
 
 func (in *inspector) dump(ctx context.Context, name string) error {
-	f, err := in.openFS(ctx)
+	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	s, err := in.openMap(ctx, f, name)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	defer done()
 	var entries []dumpEntry
 	err = s.Entries(ctx, func(r mapstore.Record) error {
 		entries = append(entries, dumpEntry{printable(r.Key), printable(r.Value), r.Partition, r.Version.Epoch, r.Version.Seq})
@@ -288,16 +292,11 @@ func (in *inspector) dump(ctx context.Context, name string) error {
 }
 
 func (in *inspector) get(ctx context.Context, name, key string) error {
-	f, err := in.openFS(ctx)
+	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	s, err := in.openMap(ctx, f, name)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	defer done()
 	r, ok, err := s.Load(ctx, []byte(key))
 	if err != nil {
 		return err
@@ -406,26 +405,19 @@ func (in *inspector) reportDamage() error {
 // compact loads a map into memory, snapshots every partition and deletes
 // the log files and snapshots the new snapshots cover.
 func (in *inspector) compact(ctx context.Context, name string) error {
-	f, err := in.openFS(ctx)
+	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	s, err := in.openMap(ctx, f, name)
-	if err != nil {
-		return err
-	}
+	defer done()
 	before, err := s.Stats(ctx)
 	if err != nil {
-		s.Close()
 		return err
 	}
 	if err := s.CompactOffline(ctx); err != nil {
-		s.Close()
 		return err
 	}
 	after, err := s.Stats(ctx)
-	s.Close()
 	if err != nil {
 		return err
 	}
