@@ -71,7 +71,7 @@ func TestScannerContainsDamage(t *testing.T) {
 		b = record.Append(b, 'P', []byte{byte('a' + i), 1, 2, 3})
 	}
 	frame := record.Size(4)
-	b[2*frame+record.HeaderSize] ^= 0x55            // damage the third frame's payload
+	b[2*frame+record.HeaderSize] ^= 0x55                          // damage the third frame's payload
 	b = append(b, record.Append(nil, 'P', []byte("torn"))[:9]...) // and a torn tail
 	sc := record.NewScanner(b)
 	var got []byte
