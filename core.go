@@ -35,7 +35,7 @@ type entry struct {
 type part struct {
 	id       int
 	mu       sync.Mutex
-	entries  map[string]*entry
+	entries  map[string]entry
 	ver      mapstore.Version // last version given out
 	inflight map[uint64]struct{}
 	busy     map[string]chan struct{}
@@ -47,7 +47,7 @@ type part struct {
 func newCore(name string, n int, store mapstore.MapStore, lazy bool, m *metrics) *core {
 	c := &core{name: name, parts: make([]*part, n), store: store, lazy: lazy, m: m, loaded: make(chan struct{})}
 	for i := range c.parts {
-		c.parts[i] = &part{id: i, entries: map[string]*entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
+		c.parts[i] = &part{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
 	}
 	if store == nil {
 		for _, p := range c.parts {
@@ -139,7 +139,7 @@ func (c *core) ensure(ctx context.Context, p *part) error {
 		var err error
 		if rp, ok := c.store.(replayer); ok {
 			if n := rp.PendingCount(p.id); n > len(p.entries) {
-				p.entries = make(map[string]*entry, n)
+				p.entries = make(map[string]entry, n)
 			}
 			// Records come in version order after the snapshot's entries:
 			// keep the highest version per key; a delete removes the key.
@@ -147,21 +147,19 @@ func (c *core) ensure(ctx context.Context, p *part) error {
 				if maxV.Less(r.Version) {
 					maxV = r.Version
 				}
-				cur := p.entries[string(r.Key)]
+				cur, ok := p.entries[string(r.Key)]
 				switch {
-				case cur != nil && !cur.ver.Less(r.Version):
+				case ok && !cur.ver.Less(r.Version):
 				case r.Deleted:
 					delete(p.entries, string(r.Key))
-				case cur != nil:
-					cur.val, cur.ver = r.Value, r.Version
 				default:
-					p.entries[string(r.Key)] = &entry{val: r.Value, ver: r.Version}
+					p.entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
 				}
 				return nil
 			})
 		} else {
 			err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-				p.entries[string(r.Key)] = &entry{val: r.Value, ver: r.Version}
+				p.entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
 				if maxV.Less(r.Version) {
 					maxV = r.Version
 				}
@@ -299,7 +297,7 @@ func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bo
 		if d.del {
 			delete(p.entries, k)
 		} else {
-			p.entries[k] = &entry{val: d.val, ver: ver}
+			p.entries[k] = entry{val: d.val, ver: ver}
 		}
 	}
 	delete(p.inflight, ver.Seq)
