@@ -1,0 +1,308 @@
+package partition
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Table is a versioned partition table: for each partition id, the
+// replica set as member ids, owner first, then its synchronous backups in
+// promotion order. The master computes a table and publishes it; a higher
+// Version replaces a lower one.
+//
+// A Table is a plain value: it is not safe for concurrent mutation, and
+// Assign never modifies the table it is given.
+type Table struct {
+	Version int64
+	Owners  [][]string // per partition: owner then backups
+}
+
+// Owner returns the owner of partition p, or "" when it has none.
+func (t *Table) Owner(p int) string {
+	if p < 0 || p >= len(t.Owners) || len(t.Owners[p]) == 0 {
+		return ""
+	}
+	return t.Owners[p][0]
+}
+
+// Validate reports the first partition whose replica set names a member
+// twice.
+func (t *Table) Validate() error {
+	for p, rs := range t.Owners {
+		seen := make(map[string]bool, len(rs))
+		for _, m := range rs {
+			if seen[m] {
+				return fmt.Errorf("stowage/partition: partition %d lists member %q twice", p, m)
+			}
+			seen[m] = true
+		}
+	}
+	return nil
+}
+
+// Assign returns a new table for members (in join order, oldest first)
+// with the given number of partitions and synchronous backups per
+// partition. Each replica set has min(backups+1, len(members)) distinct
+// members.
+//
+// Owners are spread evenly: every member's owner count is within one of
+// every other's. Without prev, partition p is owned by members[p%n] and
+// its backups rotate over the other members, so that the partitions of any
+// one member have their first backups spread over all the others and a
+// member's loss promotes evenly. With prev, as few partitions as
+// possible change owner:
+//   - a partition whose owner is still a member keeps it, unless that owner
+//     holds more than its fair share (a member joined), in which case the
+//     ownership moves to an under-loaded member and the old owner becomes
+//     the first backup, so it keeps serving the data during migration;
+//   - a partition whose owner is gone is owned by its first live backup
+//     (promotion), unless that would break the balance;
+//   - backups still alive stay in place, gaps are filled with the members
+//     backing up the fewest partitions.
+//
+// The result's Version is prev.Version+1 (1 without prev). With no members
+// every replica set is empty.
+func Assign(members []string, partitions, backups int, prev *Table) *Table {
+	n := len(members)
+	t := &Table{Version: 1, Owners: make([][]string, partitions)}
+	if prev != nil {
+		t.Version = prev.Version + 1
+	}
+	if n == 0 || partitions <= 0 {
+		for p := range t.Owners {
+			t.Owners[p] = []string{}
+		}
+		return t
+	}
+	r := backups + 1
+	if r > n {
+		r = n
+	}
+	if r < 1 {
+		r = 1
+	}
+	if prev == nil {
+		for p := range t.Owners {
+			o, k := p%n, p/n
+			rs := make([]string, r)
+			rs[0] = members[o]
+			for j := 1; j < r; j++ {
+				rs[j] = members[(o+1+(k+j-1)%(n-1))%n]
+			}
+			t.Owners[p] = rs
+		}
+		return t
+	}
+	a := newAssigner(members, partitions, r, prev)
+	a.owners()
+	a.backups()
+	t.Owners = a.sets
+	return t
+}
+
+type assigner struct {
+	members []string
+	index   map[string]int // member -> position in join order
+	r       int
+	sets    [][]string
+	kept    []bool // the partition's owner is the one prev had
+	moved   []bool // owners moved the partition off a live owner, now its first backup
+}
+
+func newAssigner(members []string, partitions, r int, prev *Table) *assigner {
+	a := &assigner{members: members, index: make(map[string]int, len(members)), r: r,
+		sets: make([][]string, partitions), kept: make([]bool, partitions), moved: make([]bool, partitions)}
+	for i, m := range members {
+		if _, dup := a.index[m]; !dup {
+			a.index[m] = i
+		}
+	}
+	for p := range a.sets {
+		var old []string
+		if p < len(prev.Owners) {
+			old = prev.Owners[p]
+		}
+		rs := make([]string, 0, r)
+		seen := map[string]bool{}
+		for _, m := range old {
+			if _, live := a.index[m]; live && !seen[m] {
+				seen[m] = true
+				rs = append(rs, m)
+			}
+		}
+		// Promotion: the first live replica is the owner.
+		a.kept[p] = len(old) > 0 && len(rs) > 0 && rs[0] == old[0]
+		a.sets[p] = rs
+	}
+	return a
+}
+
+// owners balances ownership with the fewest owner changes.
+func (a *assigner) owners() {
+	n, P := len(a.members), len(a.sets)
+	count := make(map[string]int, n)
+	keptCount := make(map[string]int, n)
+	for p, rs := range a.sets {
+		if len(rs) > 0 {
+			count[rs[0]]++
+			if a.kept[p] {
+				keptCount[rs[0]]++
+			}
+		}
+	}
+	// The members that already own the most get the larger quotas.
+	order := append([]string(nil), a.members...)
+	sort.SliceStable(order, func(i, j int) bool {
+		if count[order[i]] != count[order[j]] {
+			return count[order[i]] > count[order[j]]
+		}
+		return keptCount[order[i]] > keptCount[order[j]]
+	})
+	target := make(map[string]int, n)
+	for i, m := range order {
+		target[m] = P / n
+		if i < P%n {
+			target[m]++
+		}
+	}
+	under := func(m string) bool { return count[m] < target[m] }
+	// Release surplus: promoted partitions before long-held ones, and
+	// those an under-loaded replica can take over without moving data.
+	var free []int
+	for pass := 0; pass < 4; pass++ {
+		for p, rs := range a.sets {
+			if len(rs) == 0 || count[rs[0]] <= target[rs[0]] {
+				continue
+			}
+			if a.kept[p] != (pass >= 2) {
+				continue
+			}
+			if pass%2 == 0 {
+				took := false
+				for i, m := range rs[1:] {
+					if under(m) {
+						count[rs[0]]--
+						count[m]++
+						a.promote(p, i+1)
+						took = true
+						break
+					}
+				}
+				if !took {
+					continue
+				}
+			} else {
+				count[rs[0]]--
+				free = append(free, p)
+			}
+		}
+	}
+	// Unowned partitions (all replicas gone, or surplus released).
+	for p, rs := range a.sets {
+		if len(rs) == 0 {
+			free = append(free, p)
+		}
+	}
+	sort.Ints(free)
+	for _, p := range free {
+		best := ""
+		for _, m := range a.members {
+			if !under(m) {
+				continue
+			}
+			if best == "" || target[m]-count[m] > target[best]-count[best] {
+				best = m
+			}
+		}
+		if best == "" { // cannot happen: quotas sum to P
+			best = a.members[0]
+		}
+		count[best]++
+		rs := a.sets[p]
+		out := make([]string, 0, a.r)
+		out = append(out, best)
+		for _, m := range rs {
+			if m != best {
+				out = append(out, m)
+			}
+		}
+		a.sets[p] = out
+		a.moved[p] = len(rs) > 0
+	}
+}
+
+// promote makes replica i of partition p its owner; the old owner becomes
+// the first backup.
+func (a *assigner) promote(p, i int) {
+	rs := a.sets[p]
+	m := rs[i]
+	out := make([]string, 0, len(rs))
+	out = append(out, m)
+	for j, x := range rs {
+		if j != i {
+			out = append(out, x)
+		}
+	}
+	a.sets[p] = out
+	a.moved[p] = true
+}
+
+// backups trims each replica set to r, moves backups from members over
+// their fair share to members under it and fills the gaps with the least loaded members.
+func (a *assigner) backups() {
+	n := len(a.members)
+	slots := len(a.sets) * (a.r - 1)
+	limit := (slots + n - 1) / n
+	load := make(map[string]int, n)
+	for p, rs := range a.sets {
+		if len(rs) > a.r {
+			rs = rs[:a.r]
+			a.sets[p] = rs
+		}
+		for _, m := range rs[1:] {
+			load[m]++
+		}
+	}
+	// Hand backups of over-loaded members to under-loaded ones.
+	for p, rs := range a.sets {
+		for i := 1; i < len(rs); i++ {
+			m := rs[i]
+			// A demoted owner still holds the data: keep it first.
+			if load[m] <= limit || (i == 1 && a.moved[p]) {
+				continue
+			}
+			if c := a.leastLoaded(rs, load); c != "" && load[c] < limit {
+				load[m]--
+				load[c]++
+				rs[i] = c
+			}
+		}
+	}
+	for p, rs := range a.sets {
+		for len(rs) < a.r {
+			best := a.leastLoaded(rs, load)
+			if best == "" {
+				break
+			}
+			load[best]++
+			rs = append(rs, best)
+		}
+		a.sets[p] = rs
+	}
+}
+
+// leastLoaded returns the member outside rs with the fewest backups,
+// earliest in join order on a tie, or "" when every member is in rs.
+func (a *assigner) leastLoaded(rs []string, load map[string]int) string {
+	best := ""
+	for _, m := range a.members {
+		if slices.Contains(rs, m) {
+			continue
+		}
+		if best == "" || load[m] < load[best] {
+			best = m
+		}
+	}
+	return best
+}

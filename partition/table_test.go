@@ -1,0 +1,214 @@
+package partition_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stowage/stowage/partition"
+)
+
+func names(n int) []string {
+	m := make([]string, n)
+	for i := range m {
+		m[i] = fmt.Sprintf("m%d", i)
+	}
+	return m
+}
+
+// check asserts the invariants every table must hold.
+func check(t *testing.T, tb *partition.Table, members []string, partitions, backups int) {
+	t.Helper()
+	if err := tb.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.Owners) != partitions {
+		t.Fatalf("len(Owners) = %d, want %d", len(tb.Owners), partitions)
+	}
+	want := min(backups+1, len(members))
+	live := map[string]bool{}
+	for _, m := range members {
+		live[m] = true
+	}
+	owned := map[string]int{}
+	for p, rs := range tb.Owners {
+		if len(rs) != want {
+			t.Fatalf("partition %d has %d replicas %v, want %d", p, len(rs), rs, want)
+		}
+		for _, m := range rs {
+			if !live[m] {
+				t.Fatalf("partition %d names %q, not a member", p, m)
+			}
+		}
+		if len(rs) > 0 {
+			owned[rs[0]]++
+		}
+	}
+	if len(members) == 0 {
+		return
+	}
+	lo, hi := partitions, 0
+	for _, m := range members {
+		lo, hi = min(lo, owned[m]), max(hi, owned[m])
+	}
+	if hi-lo > 1 {
+		t.Fatalf("owner counts range %d..%d: %v", lo, hi, owned)
+	}
+}
+
+func backupSpread(tb *partition.Table, members []string) (lo, hi int) {
+	load := map[string]int{}
+	for _, rs := range tb.Owners {
+		for _, m := range rs[1:] {
+			load[m]++
+		}
+	}
+	lo, hi = 1<<30, 0
+	for _, m := range members {
+		lo, hi = min(lo, load[m]), max(hi, load[m])
+	}
+	return lo, hi
+}
+
+func TestAssignFresh(t *testing.T) {
+	for _, tc := range []struct{ members, partitions, backups int }{
+		{0, 7, 1}, {1, 271, 1}, {2, 271, 1}, {3, 271, 1}, {3, 271, 2}, {2, 271, 6},
+		{5, 271, 3}, {7, 3, 1}, {4, 271, 0}, {10, 271, 6},
+	} {
+		t.Run(fmt.Sprintf("n%d_p%d_b%d", tc.members, tc.partitions, tc.backups), func(t *testing.T) {
+			ms := names(tc.members)
+			tb := partition.Assign(ms, tc.partitions, tc.backups, nil)
+			if tb.Version != 1 {
+				t.Fatalf("Version = %d, want 1", tb.Version)
+			}
+			check(t, tb, ms, tc.partitions, tc.backups)
+			if tc.members > 1 && tc.backups > 0 && tc.partitions >= tc.members {
+				if lo, hi := backupSpread(tb, ms); hi-lo > 1 {
+					t.Fatalf("backup counts range %d..%d", lo, hi)
+				}
+			}
+		})
+	}
+}
+
+func ownerChanges(a, b *partition.Table) int {
+	n := 0
+	for p := range a.Owners {
+		if a.Owner(p) != b.Owner(p) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAssignJoinMovesOnlyToNewMember(t *testing.T) {
+	for _, tc := range []struct{ members, partitions, backups int }{
+		{1, 271, 1}, {2, 271, 1}, {3, 271, 2}, {4, 271, 0}, {6, 271, 3}, {2, 5, 1},
+	} {
+		t.Run(fmt.Sprintf("n%d_p%d_b%d", tc.members, tc.partitions, tc.backups), func(t *testing.T) {
+			ms := names(tc.members)
+			prev := partition.Assign(ms, tc.partitions, tc.backups, nil)
+			joined := append(append([]string(nil), ms...), "new")
+			next := partition.Assign(joined, tc.partitions, tc.backups, prev)
+			if next.Version != prev.Version+1 {
+				t.Fatalf("Version = %d, want %d", next.Version, prev.Version+1)
+			}
+			check(t, next, joined, tc.partitions, tc.backups)
+			share := tc.partitions / len(joined)
+			moved := ownerChanges(prev, next)
+			if moved > share+1 {
+				t.Fatalf("%d partitions changed owner, want at most %d", moved, share+1)
+			}
+			for p := range next.Owners {
+				if prev.Owner(p) != next.Owner(p) {
+					if next.Owner(p) != "new" {
+						t.Fatalf("partition %d moved %s -> %s, not to the new member", p, prev.Owner(p), next.Owner(p))
+					}
+					if tc.backups > 0 && next.Owners[p][1] != prev.Owner(p) {
+						t.Fatalf("partition %d: old owner %s is not the first backup %v", p, prev.Owner(p), next.Owners[p])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAssignLeavePromotesFirstBackup(t *testing.T) {
+	for _, tc := range []struct{ members, partitions, backups, gone int }{
+		{2, 271, 1, 0}, {3, 271, 1, 0}, {3, 271, 1, 1}, {3, 271, 2, 2}, {5, 271, 2, 3},
+		{4, 271, 0, 1}, {6, 271, 3, 0},
+	} {
+		t.Run(fmt.Sprintf("n%d_p%d_b%d_gone%d", tc.members, tc.partitions, tc.backups, tc.gone), func(t *testing.T) {
+			ms := names(tc.members)
+			prev := partition.Assign(ms, tc.partitions, tc.backups, nil)
+			gone := ms[tc.gone]
+			var left []string
+			for _, m := range ms {
+				if m != gone {
+					left = append(left, m)
+				}
+			}
+			next := partition.Assign(left, tc.partitions, tc.backups, prev)
+			check(t, next, left, tc.partitions, tc.backups)
+			promoted, lost := 0, 0
+			for p, rs := range prev.Owners {
+				if rs[0] != gone {
+					if next.Owner(p) != rs[0] {
+						t.Fatalf("partition %d: live owner %s replaced by %s", p, rs[0], next.Owner(p))
+					}
+					continue
+				}
+				lost++
+				if len(rs) > 1 && next.Owner(p) == rs[1] {
+					promoted++
+				}
+			}
+			// Promotion may give way to balance, but when backups exist
+			// most lost partitions go to their first backup.
+			if tc.backups > 0 && promoted*2 < lost {
+				t.Fatalf("only %d of %d lost partitions went to the first backup", promoted, lost)
+			}
+		})
+	}
+}
+
+func TestAssignPromotionExact(t *testing.T) {
+	prev := &partition.Table{Version: 7, Owners: [][]string{{"a", "b"}, {"b", "c"}, {"c", "a"}, {"a", "c"}}}
+	next := partition.Assign([]string{"b", "c"}, 4, 1, prev)
+	want := [][]string{{"b", "c"}, {"b", "c"}, {"c", "b"}, {"c", "b"}}
+	if next.Version != 8 {
+		t.Fatalf("Version = %d, want 8", next.Version)
+	}
+	if fmt.Sprint(next.Owners) != fmt.Sprint(want) {
+		t.Fatalf("Owners = %v, want %v", next.Owners, want)
+	}
+}
+
+func TestAssignStableWithoutChange(t *testing.T) {
+	ms := names(4)
+	prev := partition.Assign(ms, 271, 2, nil)
+	next := partition.Assign(ms, 271, 2, prev)
+	if fmt.Sprint(prev.Owners) != fmt.Sprint(next.Owners) {
+		t.Fatal("same members gave a different table")
+	}
+}
+
+func TestAssignRepeatedChurn(t *testing.T) {
+	// Members join and leave one at a time; every table keeps the
+	// invariants and backups stay roughly even.
+	ms := names(3)
+	tb := partition.Assign(ms, 271, 2, nil)
+	steps := [][]string{
+		{"m0", "m1", "m2", "m3"}, {"m1", "m2", "m3"}, {"m1", "m2", "m3", "m4", "m5"},
+		{"m2", "m5"}, {"m5"}, {"m5", "m6", "m7"}, {"m5", "m6", "m7", "m8", "m9", "m10"},
+	}
+	for i, s := range steps {
+		tb = partition.Assign(s, 271, 2, tb)
+		check(t, tb, s, 271, 2)
+		if lo, hi := backupSpread(tb, s); len(s) > 1 && hi-lo > 2 {
+			t.Fatalf("step %d: backup counts range %d..%d", i, lo, hi)
+		}
+		if tb.Version != int64(i+2) {
+			t.Fatalf("step %d: Version = %d", i, tb.Version)
+		}
+	}
+}
