@@ -125,6 +125,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 	}
 	sc := record.NewScanner(buf)
 	var out []logEntry
+	var arena []byte
 	first := true
 	for sc.Next() {
 		f := sc.Frame()
@@ -148,6 +149,15 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 		if want != nil && !want(e.part) {
 			continue
 		}
+		// Copy the key into a compact arena while its bytes are in the
+		// cache: loading looks keys up partition by partition, and small
+		// contiguous keys beat keys scattered over whole files.
+		if len(arena)+len(e.key) > cap(arena) {
+			arena = make([]byte, 0, max(keyArena, len(e.key)))
+		}
+		start := len(arena)
+		arena = append(arena, e.key...)
+		e.key = arena[start:len(arena):len(arena)]
 		if len(out) == 32 && cap(out) < 64 {
 			// Size the slice once from the records seen so far.
 			est := int(int64(len(buf)) * 32 / max(1, sc.Offset()))
@@ -169,6 +179,9 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 	}
 	return out, nil
 }
+
+// keyArena is the size of the chunks that loaded keys are copied into.
+const keyArena = 1 << 20
 
 type liveEntry struct {
 	key     []byte
