@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// delegate plugs the Cluster into memberlist: it publishes the metadata,
+// refuses members of other clusters and turns node changes into events.
+// memberlist calls it from its own goroutines; it must not block.
+type delegate struct {
+	c     *Cluster
+	start time.Time
+	mu    sync.Mutex
+	flags byte
+}
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return encodeMeta(d.c.cfg.ClusterName, d.start, d.flags)
+}
+
+func (d *delegate) setLeaving() {
+	d.mu.Lock()
+	d.flags |= flagLeaving
+	d.mu.Unlock()
+}
+
+func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *delegate) LocalState(join bool) []byte                { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+func (d *delegate) NotifyJoin(n *memberlist.Node)   { d.c.notify(MemberJoined, n) }
+func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.c.notify(0, n) }
+func (d *delegate) NotifyLeave(n *memberlist.Node) {
+	kind := MemberFailed
+	if _, _, flags, err := decodeMeta(n.Meta); err == nil && flags&flagLeaving != 0 {
+		kind = MemberLeft
+	}
+	d.c.notify(kind, n)
+}
+
+// NotifyAlive refuses gossip about a member of another cluster.
+func (d *delegate) NotifyAlive(n *memberlist.Node) error { return d.check(n) }
+
+// NotifyMerge refuses a push/pull (a join either way) with a member of
+// another cluster.
+func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
+	for _, n := range peers {
+		if err := d.check(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *delegate) check(n *memberlist.Node) error {
+	name, _, _, err := decodeMeta(n.Meta)
+	want := d.c.cfg.ClusterName
+	if err == nil && name == want {
+		return nil
+	}
+	reason := fmt.Sprintf("cluster-name %q differs from ours %q", name, want)
+	if err != nil {
+		reason = err.Error()
+	}
+	d.c.mu.Lock()
+	first := !d.c.refused[n.Name]
+	d.c.refused[n.Name] = true
+	d.c.mu.Unlock()
+	if first {
+		d.c.cfg.Logger.Warn("stowage/cluster: refused member", "member", n.Name, "reason", reason)
+	}
+	if err != nil {
+		return fmt.Errorf("stowage/cluster: member %s refused: %w", n.Name, err)
+	}
+	return fmt.Errorf("stowage/cluster: member %s refused: cluster-name %q, want %q", n.Name, name, want)
+}

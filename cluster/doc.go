@@ -1,0 +1,37 @@
+// Package cluster is stowage's membership layer: which members form the
+// cluster, which one is the master, and who joined, left or failed.
+//
+// It runs on hashicorp/memberlist with the LAN profile (SWIM failure
+// detection with suspicion, push/pull anti-entropy over TCP, gossip over
+// UDP). A member is started with [Join]; the Config mirrors hazelcast.yaml:
+// cluster-name, network.port with auto-increment and port-count, and
+// network.join.tcp-ip.member-list.
+//
+// Choices, as a Hazelcast user would expect them:
+//
+//   - Member ids are "host:port-<start time in Unix nanoseconds>", so a
+//     member restarted on the same address is a different member.
+//   - Members are ordered by start time (oldest first, id on a tie); the
+//     oldest live member is the master. When it leaves or fails, the next
+//     oldest takes over.
+//   - The cluster name travels in each member's metadata. A member whose
+//     cluster-name differs is refused both when it tries to join and when
+//     gossip mentions it; each refusal is logged once at Warn level with
+//     both names. (memberlist's wire Label is not used: it drops such
+//     packets silently, and the operator would not learn why.)
+//   - A member-list entry without a port is tried on the configured port
+//     and the next two, as Hazelcast does; "host:a-b" tries a port range.
+//     Unreachable entries do not stop Join: a member that finds nobody
+//     starts a cluster of one, and keeps retrying the member list every
+//     RejoinInterval so that members started in any order, or at the same
+//     moment, end up in one cluster.
+//   - Join waits, within its context, until InitialMinClusterSize members
+//     are visible (hazelcast.initial.min.cluster.size).
+//   - Close stops the member without telling the others (they detect the
+//     failure); Leave announces the departure first. Both return only when
+//     every goroutine the Cluster started has stopped.
+//
+// Not here yet: the partition table's publication by the master
+// (see partition.Assign), the member-to-member transport for operations
+// and backups, fail-over and migration.
+package cluster

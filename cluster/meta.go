@@ -1,0 +1,65 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// metaVersion is the first byte of a member's metadata:
+// [version 1][flags 1][start Unix nanos, int64 big-endian 8][cluster name].
+const metaVersion = 1
+
+// flagLeaving is set by Leave just before the leave message, so that the
+// others report MemberLeft rather than MemberFailed (memberlist does not
+// tell its event delegate which of the two happened).
+const flagLeaving = 1
+
+func encodeMeta(cluster string, start time.Time, flags byte) []byte {
+	b := make([]byte, 10, 10+len(cluster))
+	b[0], b[1] = metaVersion, flags
+	binary.BigEndian.PutUint64(b[2:], uint64(start.UnixNano()))
+	return append(b, cluster...)
+}
+
+func decodeMeta(b []byte) (cluster string, start time.Time, flags byte, err error) {
+	if len(b) < 10 || b[0] != metaVersion {
+		return "", time.Time{}, 0, errors.New("stowage/cluster: member metadata is not stowage's")
+	}
+	return string(b[10:]), time.Unix(0, int64(binary.BigEndian.Uint64(b[2:10]))), b[1], nil
+}
+
+// expand turns a member-list entry into host:port addresses.
+func expand(entry string, port int) ([]string, error) {
+	entry = strings.TrimSpace(entry)
+	host, ps, err := net.SplitHostPort(entry)
+	if err != nil {
+		// No port: the configured one and the next ones.
+		if strings.Contains(entry, "]") || strings.Count(entry, ":") == 1 || entry == "" {
+			return nil, fmt.Errorf("stowage/cluster: network.join.tcp-ip.member-list entry %q: %w", entry, err)
+		}
+		out := make([]string, 0, portTries)
+		for i := 0; i < portTries; i++ {
+			out = append(out, net.JoinHostPort(entry, strconv.Itoa(port+i)))
+		}
+		return out, nil
+	}
+	lo, hi := ps, ps
+	if i := strings.IndexByte(ps, '-'); i >= 0 {
+		lo, hi = ps[:i], ps[i+1:]
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || a < 1 || b > 65535 || a > b {
+		return nil, fmt.Errorf("stowage/cluster: network.join.tcp-ip.member-list entry %q: bad port %q", entry, ps)
+	}
+	out := make([]string, 0, b-a+1)
+	for p := a; p <= b; p++ {
+		out = append(out, net.JoinHostPort(host, strconv.Itoa(p)))
+	}
+	return out, nil
+}
