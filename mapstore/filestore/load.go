@@ -67,17 +67,20 @@ func (s *Store) scan(ctx context.Context) error {
 	for p, n := range counts {
 		s.pending[p] = make([]logEntry, 0, n)
 	}
+	maxVer := make([]mapstore.Version, s.parts)
+	seen := make([]bool, s.parts)
 	for i, res := range results {
 		lf := &logFile{name: logs[i].Name, size: logs[i].Size, maxVer: map[int]mapstore.Version{}}
 		s.files[lf.name] = lf
 		s.logTotal += lf.size
+		clear(seen)
 		for _, e := range res {
 			if e.part < 0 || e.part >= s.parts {
 				s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", e.part, s.parts)})
 				continue
 			}
-			if mv, ok := lf.maxVer[e.part]; !ok || mv.Less(e.ver) {
-				lf.maxVer[e.part] = e.ver
+			if !seen[e.part] || maxVer[e.part].Less(e.ver) {
+				seen[e.part], maxVer[e.part] = true, e.ver
 			}
 			if s.last[e.part].Less(e.ver) {
 				s.last[e.part] = e.ver
@@ -86,6 +89,11 @@ func (s *Store) scan(ctx context.Context) error {
 				s.since[e.part] += int64(len(e.key) + len(e.value) + 16)
 			}
 			s.pending[e.part] = append(s.pending[e.part], e)
+		}
+		for p, ok := range seen {
+			if ok {
+				lf.maxVer[p] = maxVer[p]
+			}
 		}
 	}
 	return nil
