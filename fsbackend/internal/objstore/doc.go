@@ -1,0 +1,18 @@
+// Package objstore holds what the object-store back ends (s3, cos, oss, gcs)
+// share, so each of them only speaks its own protocol:
+//
+//   - Retry runs one request until it succeeds, fails for good, or the
+//     overall deadline passes, with capped exponential backoff and jitter
+//     between attempts (throttling such as S3 SlowDown/503 and other 5xx are
+//     the usual reasons to retry; the back end decides through its
+//     classifier what is retryable).
+//   - Writer buffers a whole object in memory and hands it to a PutFunc once
+//     on Close: on an object store one PUT is the only durable and atomic
+//     write, so the object becomes visible whole or not at all. Sync returns
+//     fsbackend.ErrUnsupported; Abort drops the buffer.
+//   - Stats counts objects and bytes made durable and the retries taken,
+//     for the "bytes written per byte of new data" figure and for metrics.
+//
+// The API is small and stable: Retry, RetryPolicy, DefaultRetryPolicy,
+// Writer, NewWriter, PutFunc, Stats.
+package objstore

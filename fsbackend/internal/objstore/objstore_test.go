@@ -1,0 +1,140 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var errBusy = errors.New("busy")
+
+func fastPolicy() objstore.RetryPolicy {
+	p := objstore.DefaultRetryPolicy()
+	p.Initial, p.Max = time.Millisecond, 2*time.Millisecond
+	return p
+}
+
+func TestRetry(t *testing.T) {
+	errFatal := errors.New("fatal")
+	retryable := func(err error) bool { return errors.Is(err, errBusy) }
+	cases := []struct {
+		name        string
+		failures    int   // attempts that fail before success
+		failWith    error // error of a failing attempt
+		maxAttempts int
+		wantErr     error
+		wantCalls   int
+	}{
+		{"first try", 0, errBusy, 10, nil, 1},
+		{"after throttling", 3, errBusy, 10, nil, 4},
+		{"not retryable", 5, errFatal, 10, errFatal, 1},
+		{"attempts exhausted", 100, errBusy, 4, errBusy, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := fastPolicy()
+			p.MaxAttempts = c.maxAttempts
+			calls, retries := 0, 0
+			err := objstore.Retry(context.Background(), p, retryable, func(int, error) { retries++ }, func(ctx context.Context, attempt int) error {
+				calls++
+				if attempt != calls {
+					t.Errorf("attempt %d, want %d", attempt, calls)
+				}
+				if calls <= c.failures {
+					return c.failWith
+				}
+				return nil
+			})
+			if !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, c.wantErr)
+			}
+			if calls != c.wantCalls || retries != calls-1 {
+				t.Fatalf("calls = %d, retries = %d, want %d and %d", calls, retries, c.wantCalls, c.wantCalls-1)
+			}
+		})
+	}
+}
+
+func TestRetryDeadline(t *testing.T) {
+	p := fastPolicy()
+	p.MaxAttempts = 0
+	p.Deadline = 50 * time.Millisecond
+	err := objstore.Retry(context.Background(), p, func(error) bool { return true }, nil, func(ctx context.Context, attempt int) error {
+		return errBusy
+	})
+	if !errors.Is(err, errBusy) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want busy and deadline exceeded", err)
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var got []byte
+	puts := 0
+	w := objstore.NewWriter(context.Background(), func(ctx context.Context, data []byte) error {
+		puts++
+		got = append([]byte(nil), data...)
+		return nil
+	}, nil)
+	w.Write([]byte("hello "))
+	w.Write([]byte("world"))
+	if err := w.Sync(); !errors.Is(err, fsbackend.ErrUnsupported) {
+		t.Fatalf("Sync = %v, want ErrUnsupported", err)
+	}
+	if puts != 0 {
+		t.Fatal("PUT before Close")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if puts != 1 || string(got) != "hello world" {
+		t.Fatalf("puts = %d, data %q", puts, got)
+	}
+	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Fatalf("second Close = %v", err)
+	}
+	if _, err := w.Write([]byte("x")); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Fatalf("Write after Close = %v", err)
+	}
+}
+
+func TestWriterAbort(t *testing.T) {
+	errPut := errors.New("lost answer")
+	aborted := 0
+	mk := func(putErr error) *objstore.Writer {
+		return objstore.NewWriter(context.Background(), func(context.Context, []byte) error { return putErr },
+			func(ctx context.Context, data []byte) error { aborted++; return nil })
+	}
+	w := mk(nil)
+	w.Write([]byte("x"))
+	w.Abort()
+	if aborted != 0 {
+		t.Fatal("abort callback ran although nothing was PUT")
+	}
+	w = mk(errPut)
+	w.Write([]byte("x"))
+	if err := w.Close(); !errors.Is(err, errPut) {
+		t.Fatalf("Close = %v", err)
+	}
+	w.Abort()
+	if aborted != 1 {
+		t.Fatalf("abort callback ran %d times after a failed PUT, want 1", aborted)
+	}
+}
+
+func TestStats(t *testing.T) {
+	var s objstore.Stats
+	s.AddWrite(10)
+	s.AddWrite(5)
+	s.AddRetry()
+	if s.BytesWritten() != 15 || s.ObjectsWritten() != 2 || s.Retries() != 1 {
+		t.Fatalf("stats %d %d %d", s.BytesWritten(), s.ObjectsWritten(), s.Retries())
+	}
+}
