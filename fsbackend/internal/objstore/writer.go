@@ -32,9 +32,11 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer whose Close calls put with everything
-// written, under ctx (the context given to Create). abort may be nil.
+// written, under ctx: the context given to Create bounds the PUT (and its
+// retries) that Close makes, so a caller's deadline covers the whole
+// write. abort may be nil.
 func NewWriter(ctx context.Context, put PutFunc, abort AbortFunc) *Writer {
-	return &Writer{ctx: context.WithoutCancel(ctx), put: put, abort: abort}
+	return &Writer{ctx: ctx, put: put, abort: abort}
 }
 
 // Write appends p to the buffered object.
@@ -90,7 +92,9 @@ func (w *Writer) Abort() error {
 	w.closed = true
 	var err error
 	if w.tried && w.putErr != nil && w.abort != nil {
-		err = w.abort(w.ctx, w.buf.Bytes())
+		// The PUT may have failed because ctx ended; the clean-up must
+		// still run (bounded by the back end's retry deadline).
+		err = w.abort(context.WithoutCancel(w.ctx), w.buf.Bytes())
 	}
 	w.buf = bytes.Buffer{}
 	return err
