@@ -1,165 +1,265 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// Config is a whole engine configuration. Default returns a fresh one; it
-// must not be modified once handed to a node.
+// Config is a whole engine configuration: seatunnel.yaml's seatunnel.engine
+// block and hazelcast.yaml's hazelcast block. Default returns a fresh one.
+// A Config is a plain value: safe for concurrent reads, and it must not be
+// modified once handed to a node.
 type Config struct {
-	Engine    Engine
-	Hazelcast Hazelcast
+	Engine    Engine    // seatunnel.engine (seatunnel.yaml)
+	Hazelcast Hazelcast // hazelcast (hazelcast.yaml)
+
+	// origin remembers the files and key lines the values came from, so
+	// that Validate can point at them; nil for a configuration built in code.
+	origin *origin
 }
 
-// Engine is seatunnel.engine.
+type origin struct {
+	seatunnelFile, hazelcastFile string
+	lines                        map[string]int
+}
+
+// Engine is seatunnel.engine. Values stowage does not act on are kept so
+// that a node can report them; blocks SeaTunnel has that stowage has no use
+// for (http, telemetry, jar-storage, event-report-http, coordinator-service)
+// are checked for unknown keys and otherwise ignored.
 type Engine struct {
-	BackupCount                 int    // backup-count, default 1
-	QueueType                   string // queue-type, default blockingqueue
-	PrintExecutionInfoInterval  int    // print-execution-info-interval (seconds), default 60
-	PrintJobMetricsInfoInterval int    // print-job-metrics-info-interval (seconds), default 60
-	JobMetricsBackupInterval    int    // job-metrics-backup-interval (seconds), default 3
-	HistoryJobExpireMinutes     int    // history-job-expire-minutes, default 1440
-	ClassloaderCacheMode        bool   // classloader-cache-mode, default true
-	SlotService                 SlotService
-	Checkpoint                  Checkpoint
+	// BackupCount is backup-count: synchronous backups of each partition,
+	// 0..6. Default 1.
+	BackupCount int
+	// QueueType is queue-type: blockingqueue or disruptor. Default
+	// blockingqueue.
+	QueueType string
+	// PrintExecutionInfoInterval is print-execution-info-interval, in
+	// seconds. Default 60.
+	PrintExecutionInfoInterval int
+	// PrintJobMetricsInfoInterval is print-job-metrics-info-interval, in
+	// seconds. Default 60.
+	PrintJobMetricsInfoInterval int
+	// JobMetricsBackupInterval is job-metrics-backup-interval, in seconds.
+	// Default 10.
+	JobMetricsBackupInterval int
+	// HistoryJobExpireMinutes is history-job-expire-minutes: how long a
+	// finished job's record is kept. Default 1440 (one day).
+	HistoryJobExpireMinutes int
+	// ClassloaderCacheMode is classloader-cache-mode. Default false, as
+	// the deployment guide states.
+	ClassloaderCacheMode bool
+	// SlotService is slot-service.
+	SlotService SlotService
+	// Checkpoint is checkpoint.
+	Checkpoint Checkpoint
 }
 
 // SlotService is seatunnel.engine.slot-service.
 type SlotService struct {
-	DynamicSlot bool // dynamic-slot, default true
-	SlotNum     int  // slot-num, default 2 (used when dynamic-slot is false)
+	// DynamicSlot is dynamic-slot: no fixed number of slots. Default true.
+	DynamicSlot bool
+	// SlotNum is slot-num, used when dynamic-slot is false. Default 2.
+	SlotNum int
 }
 
 // Checkpoint is seatunnel.engine.checkpoint.
 type Checkpoint struct {
-	Interval time.Duration // interval, in milliseconds in YAML; default 300000
-	Timeout  time.Duration // timeout, in milliseconds in YAML; default 10000
-	Storage  CheckpointStorage
+	// Interval is interval, given in milliseconds. Default 300000 (5 min).
+	Interval time.Duration
+	// Timeout is timeout, given in milliseconds. Default 30000, as
+	// SeaTunnel's ServerConfigOptions (the guide's example uses 10000).
+	Timeout time.Duration
+	// Storage is storage.
+	Storage CheckpointStorage
 }
 
 // CheckpointStorage is seatunnel.engine.checkpoint.storage.
 type CheckpointStorage struct {
-	// Type is the storage plugin: "hdfs" (default; serves every
-	// storage.type) or "localfile" (deprecated alias).
+	// Type is type: the storage plugin, "hdfs" (the default here; it
+	// serves every storage.type) or "localfile", SeaTunnel's deprecated
+	// alias, kept as written (lower-cased) so that the caller can warn.
 	Type string
-	// MaxRetained is how many completed checkpoints are kept per
-	// pipeline (max-retained, default 1).
+	// MaxRetained is max-retained: completed checkpoints kept per job
+	// pipeline. Default 20, as SeaTunnel's ServerConfigOptions (releases
+	// before 2.3.9 defaulted to 1).
 	MaxRetained int
-	// Namespace is plugin-config.namespace, always ending in "/"
-	// (default /seatunnel/checkpoint/).
+	// Namespace is plugin-config.namespace: the parent path of all
+	// checkpoints, always ending in "/" (a missing one is added, with a
+	// warning). Default /seatunnel/checkpoint/.
 	Namespace string
-	// PluginConfig is the whole plugin-config block as strings.
+	// PluginConfig is the whole plugin-config block as strings
+	// (storage.type, fs.defaultFS, oss.bucket, fs.oss.*, s3.bucket,
+	// fs.s3a.*, cos.bucket, fs.cosn.*, gcs.bucket, fs.gs.*,
+	// kerberosPrincipal, kerberosKeytabFilePath, seatunnel.hadoop.*,
+	// disable.cache, ...). Keys with no value are left out; namespace,
+	// when given, holds the normalised value.
 	PluginConfig fsbackend.Properties
 }
 
 // Hazelcast is hazelcast.yaml's hazelcast block.
 type Hazelcast struct {
-	ClusterName string            // cluster-name, default "seatunnel"
-	Network     Network           // network
-	Properties  map[string]string // properties (hazelcast.* settings)
-	Maps        []MapConfig       // map.<name or pattern>, in file order
+	// ClusterName is cluster-name: members and clients of another name
+	// are refused. Default "seatunnel".
+	ClusterName string
+	// Network is network.
+	Network Network
+	// Properties is properties: Hazelcast settings such as
+	// hazelcast.initial.min.cluster.size, hazelcast.logging.type,
+	// hazelcast.max.no.heartbeat.seconds. Default empty.
+	Properties map[string]string
+	// Maps are the map.<name or pattern> entries, in file order. None
+	// means no map is persisted.
+	Maps []MapConfig
 }
 
-// Network is hazelcast.network.
+// Network is hazelcast.network. Its other keys (rest-api, interfaces,
+// ssl, join.multicast, ...) are accepted and not used.
 type Network struct {
-	Port              int      // port.port (or port: N), default 5801
-	PortAutoIncrement bool     // port.auto-increment, default false as SeaTunnel ships it
-	PortCount         int      // port.port-count, default 100
-	TCPIPEnabled      bool     // join.tcp-ip.enabled
-	MemberList        []string // join.tcp-ip.member-list
+	// Port is port.port, or port when written as a single value
+	// (`port: 5801`). Default 5801.
+	Port int
+	// PortAutoIncrement is port.auto-increment: try the next ports when
+	// Port is taken. Default false, as SeaTunnel ships hazelcast.yaml
+	// (Hazelcast's own default is true).
+	PortAutoIncrement bool
+	// PortCount is port.port-count: how many ports auto-increment tries.
+	// Default 100.
+	PortCount int
+	// TCPIPEnabled is join.tcp-ip.enabled. Default false.
+	TCPIPEnabled bool
+	// MemberList is join.tcp-ip.member-list (or members): host, host:port
+	// or a comma-separated list of them. Default empty.
+	MemberList []string
 }
 
-// MapConfig is one hazelcast.map entry.
+// MapConfig is one hazelcast.map.<name> entry.
 type MapConfig struct {
-	Pattern          string // the entry's name: a map name, or a pattern with one '*'
-	BackupCount      int    // backup-count, default 1
-	AsyncBackupCount int    // async-backup-count, default 0
-	MapStore         *MapStoreConfig
+	// Pattern is the entry's name: a map name, a pattern with one '*'
+	// (engine*), or "default".
+	Pattern string
+	// BackupCount is backup-count: synchronous backups, 0..6. Default 1.
+	BackupCount int
+	// AsyncBackupCount is async-backup-count. Default 0. BackupCount +
+	// AsyncBackupCount is at most 6.
+	AsyncBackupCount int
+	// MapStore is map-store; nil when the entry has none.
+	MapStore *MapStoreConfig
 }
 
 // MapStoreConfig is a map's map-store block.
 type MapStoreConfig struct {
-	Enabled           bool   // enabled, default true when the block is present
-	InitialMode       string // initial-mode: EAGER or LAZY (default LAZY, as Hazelcast)
-	FactoryClassName  string // factory-class-name (informational)
-	ClassName         string // class-name (informational)
-	WriteDelaySeconds int    // write-delay-seconds; only 0 (write-through) is supported
-	WriteBatchSize    int    // write-batch-size, default 1
-	WriteCoalescing   bool   // write-coalescing, default true
-	// Properties: type (hdfs | bbolt), namespace, clusterName, storage.type,
-	// fs.defaultFS, block.size, bucket and credential keys, path (bbolt).
+	// Enabled is enabled. Default true, as Hazelcast's, once the block
+	// is present.
+	Enabled bool
+	// InitialMode is initial-mode, upper-cased: EAGER (load everything
+	// on start) or LAZY (load on first use). Default LAZY, as Hazelcast.
+	InitialMode string
+	// FactoryClassName is factory-class-name (SeaTunnel's
+	// org.apache.seatunnel.engine.server.persistence.FileMapStoreFactory);
+	// kept, not used.
+	FactoryClassName string
+	// ClassName is class-name; kept, not used.
+	ClassName string
+	// WriteDelaySeconds is write-delay-seconds. Default 0 (write-through);
+	// only 0 is accepted: a write is acknowledged once it is durable.
+	WriteDelaySeconds int
+	// WriteBatchSize is write-batch-size. Default 1. Without write-behind
+	// it has no effect: writes are group-committed regardless.
+	WriteBatchSize int
+	// WriteCoalescing is write-coalescing. Default true; no effect
+	// without write-behind.
+	WriteCoalescing bool
+	// Properties is properties as strings: type (hdfs | bbolt),
+	// namespace, clusterName, storage.type, fs.defaultFS, block.size,
+	// oss.bucket, fs.oss.*, s3.bucket, fs.s3a.*, ..., path (bbolt).
 	Properties fsbackend.Properties
 }
 
+// Map store types: the values of map-store.properties.type.
+const (
+	StoreHDFS  = "hdfs"  // the file map store on any storage.type (SeaTunnel's FileMapStore)
+	StoreBBolt = "bbolt" // one embedded bbolt file, for a single member
+)
+
 // StoreType is properties.type, lower-cased; "hdfs" when unset.
-func (m *MapStoreConfig) StoreType() string {
-	return lower(m.Properties.Get("type", "hdfs"))
+func (m MapStoreConfig) StoreType() string {
+	return strings.ToLower(m.Properties.Get("type", StoreHDFS))
 }
 
-// Default returns a fresh configuration with SeaTunnel's defaults and no
-// persisted maps.
-func Default() *Config {
-	return &Config{
-		Engine: Engine{
-			BackupCount: 1, QueueType: "blockingqueue", PrintExecutionInfoInterval: 60,
-			PrintJobMetricsInfoInterval: 60, JobMetricsBackupInterval: 3, HistoryJobExpireMinutes: 1440,
-			ClassloaderCacheMode: true,
-			SlotService:          SlotService{DynamicSlot: true, SlotNum: 2},
-			Checkpoint: Checkpoint{
-				Interval: 300000 * time.Millisecond, Timeout: 10000 * time.Millisecond,
-				Storage: CheckpointStorage{Type: "hdfs", MaxRetained: 1, Namespace: DefaultCheckpointNamespace,
-					PluginConfig: fsbackend.Properties{}},
-			},
-		},
-		Hazelcast: Hazelcast{
-			ClusterName: "seatunnel",
-			Network:     Network{Port: 5801, PortCount: 100},
-			Properties:  map[string]string{},
-		},
+// Namespace is properties.namespace: the directory under which the
+// map's data lives, at namespace/clusterName/<map name>/.
+func (m MapStoreConfig) Namespace() string { return m.Properties.Get("namespace", "") }
+
+// ClusterName is properties.clusterName: the directory that keeps one
+// cluster's maps apart from another's.
+func (m MapStoreConfig) ClusterName() string { return m.Properties.Get("clusterName", "") }
+
+// BlockSize is properties.block.size in bytes, or 0 when unset (the
+// back end's default).
+func (m MapStoreConfig) BlockSize() (int64, error) {
+	s := m.Properties.Get("block.size", "")
+	if s == "" {
+		return 0, nil
 	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, &Error{Key: "block.size", Err: kinded(ErrInvalid, fmt.Sprintf("%q is not a positive number of bytes", s))}
+	}
+	return n, nil
 }
 
 // DefaultCheckpointNamespace is SeaTunnel's default checkpoint namespace.
 const DefaultCheckpointNamespace = "/seatunnel/checkpoint/"
 
-// Load reads DIR/seatunnel.yaml and DIR/hazelcast.yaml (a missing file
-// means defaults) and validates the result.
-func Load(dir string) (*Config, error) {
-	read := func(name string) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return b, err
+// Defaults of the values SeaTunnel and Hazelcast document.
+const (
+	DefaultClusterName = "seatunnel"
+	DefaultPort        = 5801
+	DefaultBackupCount = 1
+	MaxBackupCount     = 6 // Hazelcast's limit on backup-count + async-backup-count
+)
+
+// Default returns a fresh configuration with SeaTunnel's defaults and no
+// persisted maps: what an empty configuration directory means.
+func Default() *Config {
+	return &Config{
+		Engine: Engine{
+			BackupCount:                 DefaultBackupCount,
+			QueueType:                   "blockingqueue",
+			PrintExecutionInfoInterval:  60,
+			PrintJobMetricsInfoInterval: 60,
+			JobMetricsBackupInterval:    10,
+			HistoryJobExpireMinutes:     1440,
+			ClassloaderCacheMode:        false,
+			SlotService:                 SlotService{DynamicSlot: true, SlotNum: 2},
+			Checkpoint: Checkpoint{
+				Interval: 300000 * time.Millisecond,
+				Timeout:  30000 * time.Millisecond,
+				Storage: CheckpointStorage{
+					Type:         "hdfs",
+					MaxRetained:  20,
+					Namespace:    DefaultCheckpointNamespace,
+					PluginConfig: fsbackend.Properties{},
+				},
+			},
+		},
+		Hazelcast: Hazelcast{
+			ClusterName: DefaultClusterName,
+			Network:     Network{Port: DefaultPort, PortCount: 100},
+			Properties:  map[string]string{},
+		},
 	}
-	st, err := read("seatunnel.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("stowage/config: %w", err)
-	}
-	hz, err := read("hazelcast.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("stowage/config: %w", err)
-	}
-	c, err := parse(st, hz, filepath.Join(dir, "seatunnel.yaml"), filepath.Join(dir, "hazelcast.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Validate()
 }
 
-// Parse reads the two files' contents (either may be nil) and validates
-// the result.
-func Parse(seatunnelYAML, hazelcastYAML []byte) (*Config, error) {
-	c, err := parse(seatunnelYAML, hazelcastYAML, "seatunnel.yaml", "hazelcast.yaml")
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Validate()
+func newMapConfig(pattern string) MapConfig {
+	return MapConfig{Pattern: pattern, BackupCount: DefaultBackupCount}
+}
+
+func newMapStore() *MapStoreConfig {
+	return &MapStoreConfig{Enabled: true, InitialMode: "LAZY", WriteBatchSize: 1, WriteCoalescing: true, Properties: fsbackend.Properties{}}
 }

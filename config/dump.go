@@ -1,36 +1,177 @@
 package config
 
 import (
-	"fmt"
+	"io"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/stowage/stowage/fsbackend"
 )
 
-// String prints the configuration as YAML-like text with every secret
-// value redacted, for logs and `stowage node -v`.
+// Redacted is what a secret value is printed as.
+const Redacted = "******"
+
+// Dump writes the configuration as two YAML documents, seatunnel.yaml then
+// hazelcast.yaml, separated by "---": every value this package reads, with
+// defaults filled in, and every secret value (access keys, secret keys,
+// tokens, passwords, keytabs, key files, and passwords inside URIs)
+// replaced by Redacted. Each document parses back to the same
+// configuration, secrets aside.
+func (c *Config) Dump(w io.Writer) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	st := c.seatunnelNode()
+	st.HeadComment = SeatunnelFile
+	if err := enc.Encode(st); err != nil {
+		return err
+	}
+	hz := c.hazelcastNode()
+	hz.HeadComment = HazelcastFile
+	if err := enc.Encode(hz); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// String is Dump into a string, for logs and `stowage node -v`.
 func (c *Config) String() string {
 	var b strings.Builder
+	if err := c.Dump(&b); err != nil {
+		return "stowage/config: " + err.Error()
+	}
+	return b.String()
+}
+
+func (c *Config) seatunnelNode() *yaml.Node {
 	e := c.Engine
-	fmt.Fprintf(&b, "seatunnel:\n  engine:\n    backup-count: %d\n    history-job-expire-minutes: %d\n", e.BackupCount, e.HistoryJobExpireMinutes)
-	fmt.Fprintf(&b, "    slot-service: {dynamic-slot: %v, slot-num: %d}\n", e.SlotService.DynamicSlot, e.SlotService.SlotNum)
-	cs := e.Checkpoint.Storage
-	fmt.Fprintf(&b, "    checkpoint:\n      interval: %d\n      timeout: %d\n      storage:\n        type: %s\n        max-retained: %d\n        namespace: %s\n        plugin-config: %s\n",
-		e.Checkpoint.Interval.Milliseconds(), e.Checkpoint.Timeout.Milliseconds(), cs.Type, cs.MaxRetained, cs.Namespace, cs.PluginConfig)
+	s := e.Checkpoint.Storage
+	pc := propsNode(s.PluginConfig)
+	if _, ok := s.PluginConfig["namespace"]; !ok && s.Namespace != DefaultCheckpointNamespace {
+		pc.Content = append([]*yaml.Node{str("namespace"), str(s.Namespace)}, pc.Content...)
+	}
+	return mapping(
+		"seatunnel", mapping(
+			"engine", mapping(
+				"backup-count", num(e.BackupCount),
+				"queue-type", str(e.QueueType),
+				"print-execution-info-interval", num(e.PrintExecutionInfoInterval),
+				"print-job-metrics-info-interval", num(e.PrintJobMetricsInfoInterval),
+				"job-metrics-backup-interval", num(e.JobMetricsBackupInterval),
+				"history-job-expire-minutes", num(e.HistoryJobExpireMinutes),
+				"classloader-cache-mode", boolean(e.ClassloaderCacheMode),
+				"slot-service", mapping(
+					"dynamic-slot", boolean(e.SlotService.DynamicSlot),
+					"slot-num", num(e.SlotService.SlotNum),
+				),
+				"checkpoint", mapping(
+					"interval", num(int(e.Checkpoint.Interval.Milliseconds())),
+					"timeout", num(int(e.Checkpoint.Timeout.Milliseconds())),
+					"storage", mapping(
+						"type", str(s.Type),
+						"max-retained", num(s.MaxRetained),
+						"plugin-config", pc,
+					),
+				),
+			),
+		),
+	)
+}
+
+func (c *Config) hazelcastNode() *yaml.Node {
 	h := c.Hazelcast
-	fmt.Fprintf(&b, "hazelcast:\n  cluster-name: %s\n  network: {port: %d, auto-increment: %v, member-list: [%s]}\n", h.ClusterName, h.Network.Port, h.Network.PortAutoIncrement, strings.Join(h.Network.MemberList, ", "))
-	keys := make([]string, 0, len(h.Properties))
-	for k := range h.Properties {
+	tcp := mapping("enabled", boolean(h.Network.TCPIPEnabled))
+	if len(h.Network.MemberList) > 0 {
+		l := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, m := range h.Network.MemberList {
+			l.Content = append(l.Content, str(m))
+		}
+		tcp.Content = append(tcp.Content, str("member-list"), l)
+	}
+	maps := mapping()
+	for _, mc := range h.Maps {
+		m := mapping("backup-count", num(mc.BackupCount), "async-backup-count", num(mc.AsyncBackupCount))
+		if ms := mc.MapStore; ms != nil {
+			store := mapping("enabled", boolean(ms.Enabled), "initial-mode", str(ms.InitialMode))
+			if ms.FactoryClassName != "" {
+				store.Content = append(store.Content, str("factory-class-name"), str(ms.FactoryClassName))
+			}
+			if ms.ClassName != "" {
+				store.Content = append(store.Content, str("class-name"), str(ms.ClassName))
+			}
+			store.Content = append(store.Content,
+				str("write-delay-seconds"), num(ms.WriteDelaySeconds),
+				str("write-batch-size"), num(ms.WriteBatchSize),
+				str("write-coalescing"), boolean(ms.WriteCoalescing),
+				str("properties"), propsNode(ms.Properties))
+			m.Content = append(m.Content, str("map-store"), store)
+		}
+		maps.Content = append(maps.Content, str(mc.Pattern), m)
+	}
+	hz := mapping(
+		"cluster-name", str(h.ClusterName),
+		"network", mapping(
+			"port", mapping(
+				"port", num(h.Network.Port),
+				"auto-increment", boolean(h.Network.PortAutoIncrement),
+				"port-count", num(h.Network.PortCount),
+			),
+			"join", mapping("tcp-ip", tcp),
+		),
+		"properties", propsNode(h.Properties),
+	)
+	if len(h.Maps) > 0 {
+		hz.Content = append(hz.Content, str("map"), maps)
+	}
+	return mapping("hazelcast", hz)
+}
+
+// propsNode is a mapping of properties in key order with secrets redacted.
+func propsNode(p map[string]string) *yaml.Node {
+	r := fsbackend.Properties(p).Redacted()
+	keys := make([]string, 0, len(r))
+	for k := range r {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	n := mapping()
 	for _, k := range keys {
-		fmt.Fprintf(&b, "  properties.%s: %s\n", k, h.Properties[k])
+		n.Content = append(n.Content, str(k), str(redactURI(r[k])))
 	}
-	for _, mc := range h.Maps {
-		fmt.Fprintf(&b, "  map.%s: {backup-count: %d, async-backup-count: %d}\n", mc.Pattern, mc.BackupCount, mc.AsyncBackupCount)
-		if ms := mc.MapStore; ms != nil {
-			fmt.Fprintf(&b, "    map-store: {enabled: %v, initial-mode: %s, properties: %s}\n", ms.Enabled, ms.InitialMode, ms.Properties)
-		}
+	return n
+}
+
+// redactURI hides the password of a URI such as s3a://id:secret@bucket.
+func redactURI(v string) string {
+	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
+		return v
 	}
-	return b.String()
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	if _, has := u.User.Password(); !has {
+		return v
+	}
+	u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	return strings.Replace(u.String(), "xxxxx", Redacted, 1)
+}
+
+func mapping(kv ...any) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		n.Content = append(n.Content, str(kv[i].(string)), kv[i+1].(*yaml.Node))
+	}
+	return n
+}
+
+func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+func num(i int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(i)}
+}
+func boolean(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
 }

@@ -3,217 +3,278 @@ package config
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"path"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
-func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
-func keyErr(key, format string, a ...any) error {
-	return fmt.Errorf("stowage/config: %s: %s", key, fmt.Sprintf(format, a...))
+// Validate checks every value and the rules between them. It reports all
+// problems at once (errors.Join of *Error, each wrapping ErrInvalid and
+// naming the YAML key path, with file and line when the value came from a
+// file). It does not modify c. No secret value appears in its errors.
+func (c *Config) Validate() error {
+	v := &validator{c: c}
+	v.engine(&c.Engine)
+	v.hazelcast(&c.Hazelcast)
+	return errors.Join(v.errs...)
 }
 
-// Validate checks each value and the rules between them, and normalises
-// the checkpoint namespace (a missing trailing "/" is added, with a
-// warning). Every error names the YAML key path.
-func (c *Config) Validate() error {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
+type validator struct {
+	c    *Config
+	errs []error
+}
+
+func (v *validator) add(key, format string, a ...any) {
+	e := &Error{Key: key, Err: kinded(ErrInvalid, v.scrub(fmt.Sprintf(format, a...)))}
+	if o := v.c.origin; o != nil {
+		if strings.HasPrefix(key, "seatunnel.") {
+			e.File = o.seatunnelFile
+		} else {
+			e.File = o.hazelcastFile
+		}
+		e.Line = o.lineOf(key)
+	}
+	v.errs = append(v.errs, e)
+}
+
+// lineOf is the line of key, or of the nearest enclosing key that has one.
+func (o *origin) lineOf(key string) int {
+	for k := key; k != ""; {
+		if l, ok := o.lines[k]; ok {
+			return l
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return 0
+}
+
+// scrub replaces any secret value of the configuration that a message
+// might quote (through a URI, say) by "******".
+func (v *validator) scrub(msg string) string {
+	for _, p := range v.allProperties() {
+		for k, val := range p {
+			if fsbackend.IsSecretKey(k) && len(val) >= 3 && strings.Contains(msg, val) {
+				msg = strings.ReplaceAll(msg, val, "******")
+			}
 		}
 	}
-	e := &c.Engine
-	if e.BackupCount < 0 || e.BackupCount > 6 {
-		add(keyErr("seatunnel.engine.backup-count", "%d is out of range 0..6", e.BackupCount))
+	return msg
+}
+
+func (v *validator) allProperties() []fsbackend.Properties {
+	out := []fsbackend.Properties{v.c.Engine.Checkpoint.Storage.PluginConfig, fsbackend.Properties(v.c.Hazelcast.Properties)}
+	for _, m := range v.c.Hazelcast.Maps {
+		if m.MapStore != nil {
+			out = append(out, m.MapStore.Properties)
+		}
 	}
-	if e.HistoryJobExpireMinutes <= 0 {
-		add(keyErr("seatunnel.engine.history-job-expire-minutes", "must be positive, got %d", e.HistoryJobExpireMinutes))
+	return out
+}
+
+func (v *validator) positive(key string, n int, unit string) {
+	if n <= 0 {
+		v.add(key, "must be a positive number of %s, got %d", unit, n)
 	}
+}
+
+func (v *validator) engine(e *Engine) {
+	const p = "seatunnel.engine."
+	if e.BackupCount < 0 || e.BackupCount > MaxBackupCount {
+		v.add(p+"backup-count", "%d is out of range 0..%d", e.BackupCount, MaxBackupCount)
+	}
+	switch strings.ToLower(e.QueueType) {
+	case "blockingqueue", "disruptor":
+	default:
+		v.add(p+"queue-type", "%q is not blockingqueue or disruptor", e.QueueType)
+	}
+	v.positive(p+"print-execution-info-interval", e.PrintExecutionInfoInterval, "seconds")
+	v.positive(p+"print-job-metrics-info-interval", e.PrintJobMetricsInfoInterval, "seconds")
+	v.positive(p+"job-metrics-backup-interval", e.JobMetricsBackupInterval, "seconds")
+	v.positive(p+"history-job-expire-minutes", e.HistoryJobExpireMinutes, "minutes")
 	if !e.SlotService.DynamicSlot && e.SlotService.SlotNum <= 0 {
-		add(keyErr("seatunnel.engine.slot-service.slot-num", "must be positive when dynamic-slot is false, got %d", e.SlotService.SlotNum))
+		v.add(p+"slot-service.slot-num", "must be positive when dynamic-slot is false, got %d", e.SlotService.SlotNum)
 	}
 	cp := &e.Checkpoint
 	if cp.Interval <= 0 {
-		add(keyErr("seatunnel.engine.checkpoint.interval", "must be positive (milliseconds)"))
+		v.add(p+"checkpoint.interval", "must be a positive number of milliseconds, got %d", cp.Interval.Milliseconds())
 	}
 	if cp.Timeout <= 0 {
-		add(keyErr("seatunnel.engine.checkpoint.timeout", "must be positive (milliseconds)"))
+		v.add(p+"checkpoint.timeout", "must be a positive number of milliseconds, got %d", cp.Timeout.Milliseconds())
 	}
-	add(c.validateCheckpointStorage())
-	h := &c.Hazelcast
-	if strings.TrimSpace(h.ClusterName) == "" {
-		add(keyErr("hazelcast.cluster-name", "must not be empty"))
-	}
-	if h.Network.Port < 1 || h.Network.Port > 65535 {
-		add(keyErr("hazelcast.network.port", "%d is out of range 1..65535", h.Network.Port))
-	}
-	seen := map[string]bool{}
-	for i := range h.Maps {
-		mc := &h.Maps[i]
-		key := "hazelcast.map." + mc.Pattern
-		if seen[mc.Pattern] {
-			add(keyErr(key, "declared twice"))
-		}
-		seen[mc.Pattern] = true
-		if strings.Count(mc.Pattern, "*") > 1 {
-			add(keyErr(key, "a map name pattern may hold one '*'"))
-		}
-		if mc.BackupCount < 0 || mc.BackupCount > 6 {
-			add(keyErr(key+".backup-count", "%d is out of range 0..6", mc.BackupCount))
-		}
-		if mc.AsyncBackupCount < 0 || mc.BackupCount+mc.AsyncBackupCount > 6 {
-			add(keyErr(key+".async-backup-count", "backup-count + async-backup-count must be at most 6, got %d + %d", mc.BackupCount, mc.AsyncBackupCount))
-		}
-		if mc.MapStore != nil && mc.MapStore.Enabled {
-			add(validateMapStore(key+".map-store", mc.MapStore))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (c *Config) validateCheckpointStorage() error {
-	s := &c.Engine.Checkpoint.Storage
-	const key = "seatunnel.engine.checkpoint.storage"
-	switch lower(s.Type) {
+	s := &cp.Storage
+	const sp = p + "checkpoint.storage."
+	switch strings.ToLower(s.Type) {
 	case "hdfs", "localfile":
-		s.Type = lower(s.Type)
-	case "":
-		s.Type = "hdfs"
 	default:
-		return keyErr(key+".type", "unknown checkpoint storage %q (known: hdfs, localfile)", s.Type)
+		v.add(sp+"type", "unknown checkpoint storage %q (known: hdfs, localfile)", s.Type)
 	}
 	if s.MaxRetained < 1 {
-		return keyErr(key+".max-retained", "must be at least 1, got %d", s.MaxRetained)
+		v.add(sp+"max-retained", "must be at least 1, got %d", s.MaxRetained)
 	}
-	if s.PluginConfig == nil {
-		s.PluginConfig = fsbackend.Properties{}
+	if msg := checkpointNamespaceProblem(s.Namespace); msg != "" {
+		v.add(sp+"plugin-config.namespace", "%s", msg)
 	}
-	ns, err := NormalizeCheckpointNamespace(s.Namespace)
-	if err != nil {
-		return keyErr(key+".plugin-config.namespace", "%v", err)
-	}
-	s.Namespace = ns
-	if _, err := fsbackend.BackendName(s.PluginConfig); err != nil {
-		return keyErr(key+".plugin-config", "%v", err)
-	}
-	return nil
+	v.backend(sp+"plugin-config.", s.PluginConfig)
 }
 
-// NormalizeCheckpointNamespace checks a checkpoint namespace and returns
-// it ending in "/". It must be absolute and hold no "." or ".." element.
-func NormalizeCheckpointNamespace(ns string) (string, error) {
-	if ns == "" {
-		return "", errors.New("must not be empty (default " + DefaultCheckpointNamespace + ")")
+// checkpointNamespaceProblem describes what is wrong with a checkpoint
+// namespace, or returns "".
+func checkpointNamespaceProblem(ns string) string {
+	switch {
+	case ns == "":
+		return "must not be empty (default " + DefaultCheckpointNamespace + ")"
+	case !strings.HasPrefix(ns, "/"):
+		return fmt.Sprintf("%q must be an absolute path", ns)
+	case hasBadElement(ns):
+		return fmt.Sprintf("%q must not hold '.' or '..' elements or NUL", ns)
+	case !strings.HasSuffix(ns, "/"):
+		return fmt.Sprintf("%q must end with '/'", ns)
 	}
-	if !strings.HasPrefix(ns, "/") {
-		return "", fmt.Errorf("%q must be an absolute path", ns)
-	}
-	for _, el := range strings.Split(strings.Trim(ns, "/"), "/") {
-		if el == "." || el == ".." || strings.ContainsRune(el, 0) {
-			return "", fmt.Errorf("%q must not hold %q", ns, el)
-		}
-	}
-	if !strings.HasSuffix(ns, "/") {
-		slog.Warn("stowage/config: checkpoint namespace should end with '/'; appending it", "namespace", ns)
-		ns += "/"
-	}
-	return ns, nil
+	return ""
 }
 
-func validateMapStore(key string, ms *MapStoreConfig) error {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
+func hasBadElement(p string) bool {
+	if strings.ContainsRune(p, 0) {
+		return true
 	}
-	switch strings.ToUpper(strings.TrimSpace(ms.InitialMode)) {
-	case "EAGER", "LAZY":
-		ms.InitialMode = strings.ToUpper(strings.TrimSpace(ms.InitialMode))
-	default:
-		add(keyErr(key+".initial-mode", "%q is not EAGER or LAZY", ms.InitialMode))
-	}
-	if ms.WriteDelaySeconds != 0 {
-		add(keyErr(key+".write-delay-seconds", "only 0 (write-through) is supported, got %d: a write is acknowledged only once durable", ms.WriteDelaySeconds))
-	}
-	p := ms.Properties
-	pk := key + ".properties."
-	switch ms.StoreType() {
-	case "hdfs":
-		ns := p.Get("namespace", "")
-		switch {
-		case ns == "":
-			add(keyErr(pk+"namespace", "required"))
-		case !path.IsAbs(ns):
-			add(keyErr(pk+"namespace", "%q must be an absolute path", ns))
-		case hasDotDot(ns):
-			add(keyErr(pk+"namespace", "%q must not hold '..'", ns))
-		}
-		cn := p.Get("clusterName", "")
-		switch {
-		case cn == "":
-			add(keyErr(pk+"clusterName", "required"))
-		case cn == "." || cn == ".." || strings.ContainsAny(cn, "/\\\x00"):
-			add(keyErr(pk+"clusterName", "%q must not hold '/', '\\\\', NUL or be '.' or '..'", cn))
-		}
-		if _, err := fsbackend.BackendName(p); err != nil {
-			add(keyErr(pk+"storage.type", "%v", err))
-		}
-		if bs := p.Get("block.size", ""); bs != "" {
-			if n, err := strconv.ParseInt(bs, 10, 64); err != nil || n <= 0 {
-				add(keyErr(pk+"block.size", "%q is not a positive number of bytes", bs))
-			}
-		}
-		if r := p.Get("snapshot.retain", ""); r != "" && r != "1" && r != "2" {
-			add(keyErr(pk+"snapshot.retain", "%q: must be 1 or 2", r))
-		}
-	case "bbolt":
-		if p.Get("path", "") == "" {
-			add(keyErr(pk+"path", "required with type bbolt"))
-		}
-	default:
-		add(keyErr(pk+"type", "unknown map store %q (known: hdfs, bbolt)", p.Get("type", "")))
-	}
-	return errors.Join(errs...)
-}
-
-func hasDotDot(p string) bool {
 	for _, el := range strings.Split(p, "/") {
-		if el == ".." {
+		if el == "." || el == ".." {
 			return true
 		}
 	}
 	return false
 }
 
-// MapFor returns the map entry that configures the map called name, by
-// Hazelcast's rules: an exact name wins, then the matching pattern with
-// the most literal characters, then an entry called "default".
-func (h *Hazelcast) MapFor(name string) (MapConfig, bool) {
-	best, bestLen, found := MapConfig{}, -1, false
-	for _, mc := range h.Maps {
-		if mc.Pattern == name {
-			return mc, true
+// backend checks storage.type and the fs.defaultFS scheme as
+// fsbackend.Open will read them.
+func (v *validator) backend(prefix string, p fsbackend.Properties) {
+	if _, err := fsbackend.BackendName(p); err != nil {
+		key := "fs.defaultFS"
+		if !known(strings.ToLower(p.Get("storage.type", "hdfs")), fsbackend.StorageTypes) {
+			key = "storage.type"
 		}
-		if pre, suf, ok := strings.Cut(mc.Pattern, "*"); ok &&
-			len(name) >= len(pre)+len(suf) && strings.HasPrefix(name, pre) && strings.HasSuffix(name, suf) {
-			if l := len(pre) + len(suf); l > bestLen {
-				best, bestLen, found = mc, l, true
+		v.add(prefix+key, "%s", strings.TrimPrefix(err.Error(), "stowage/fsbackend: "))
+	}
+}
+
+func known(s string, list []string) bool {
+	for _, k := range list {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) hazelcast(h *Hazelcast) {
+	const p = "hazelcast."
+	if strings.TrimSpace(h.ClusterName) == "" {
+		v.add(p+"cluster-name", "must not be empty")
+	}
+	if h.Network.Port < 1 || h.Network.Port > 65535 {
+		v.add(p+"network.port", "%d is out of range 1..65535", h.Network.Port)
+	}
+	if h.Network.PortAutoIncrement && (h.Network.PortCount < 1 || h.Network.Port+h.Network.PortCount-1 > 65535) {
+		v.add(p+"network.port.port-count", "%d ports from %d leave the range 1..65535", h.Network.PortCount, h.Network.Port)
+	}
+	seen := map[string]bool{}
+	for i := range h.Maps {
+		mc := &h.Maps[i]
+		key := p + "map." + mc.Pattern
+		switch {
+		case mc.Pattern == "":
+			v.add(p+"map", "an entry has an empty name")
+		case seen[mc.Pattern]:
+			v.add(key, "declared twice")
+		case strings.Count(mc.Pattern, "*") > 1:
+			v.add(key, "a map name pattern may hold only one '*'")
+		}
+		seen[mc.Pattern] = true
+		if mc.BackupCount < 0 || mc.BackupCount > MaxBackupCount {
+			v.add(key+".backup-count", "%d is out of range 0..%d", mc.BackupCount, MaxBackupCount)
+		}
+		if mc.AsyncBackupCount < 0 || mc.BackupCount+mc.AsyncBackupCount > MaxBackupCount {
+			v.add(key+".async-backup-count", "backup-count + async-backup-count must be 0..%d, got %d + %d", MaxBackupCount, mc.BackupCount, mc.AsyncBackupCount)
+		}
+		if mc.MapStore != nil && mc.MapStore.Enabled {
+			v.mapStore(key+".map-store", mc.MapStore)
+		}
+	}
+	v.ambiguous(h.Maps)
+}
+
+// ambiguous refuses two patterns that match some name equally well:
+// Hazelcast refuses such a name at run time; stowage says so up front.
+func (v *validator) ambiguous(maps []MapConfig) {
+	var pats []string
+	for _, m := range maps {
+		if strings.Count(m.Pattern, "*") == 1 {
+			pats = append(pats, m.Pattern)
+		}
+	}
+	sort.Strings(pats)
+	for i := range pats {
+		for j := i + 1; j < len(pats); j++ {
+			if overlap(pats[i], pats[j]) {
+				v.add("hazelcast.map."+pats[j], "matches some map names exactly as well as %s: the configuration would be ambiguous", pats[i])
 			}
 		}
 	}
-	if found {
-		return best, true
+}
+
+func (v *validator) mapStore(key string, ms *MapStoreConfig) {
+	switch strings.ToUpper(strings.TrimSpace(ms.InitialMode)) {
+	case "EAGER", "LAZY":
+	default:
+		v.add(key+".initial-mode", "%q is not EAGER or LAZY", ms.InitialMode)
 	}
-	for _, mc := range h.Maps {
-		if mc.Pattern == "default" {
-			return mc, true
+	if ms.WriteDelaySeconds != 0 {
+		v.add(key+".write-delay-seconds", "only 0 (write-through) is supported, got %d: a write is acknowledged once it is durable", ms.WriteDelaySeconds)
+	}
+	if ms.WriteBatchSize < 1 {
+		v.add(key+".write-batch-size", "must be at least 1, got %d", ms.WriteBatchSize)
+	}
+	p := ms.Properties
+	pk := key + ".properties."
+	switch ms.StoreType() {
+	case StoreHDFS:
+		switch ns := ms.Namespace(); {
+		case ns == "":
+			v.add(pk+"namespace", "required")
+		case !strings.HasPrefix(ns, "/"):
+			v.add(pk+"namespace", "%q must be an absolute path", ns)
+		case hasBadElement(ns):
+			v.add(pk+"namespace", "%q must not hold '.' or '..' elements or NUL", ns)
 		}
+		switch cn := ms.ClusterName(); {
+		case cn == "":
+			v.add(pk+"clusterName", "required")
+		case cn == "." || cn == ".." || strings.ContainsAny(cn, "/\\\x00"):
+			v.add(pk+"clusterName", "%q must not hold '/', '\\', NUL, nor be '.' or '..'", cn)
+		}
+		v.backend(pk, p)
+		if _, err := ms.BlockSize(); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				v.add(pk+"block.size", "%s", ce.Err.Error())
+			}
+		}
+		if r := p.Get("snapshot.retain", ""); r != "" && r != "1" && r != "2" {
+			v.add(pk+"snapshot.retain", "%q must be 1 or 2", r)
+		}
+	case StoreBBolt:
+		switch path := p.Get("path", ""); {
+		case path == "":
+			v.add(pk+"path", "required with type bbolt")
+		case strings.ContainsRune(path, 0):
+			v.add(pk+"path", "must not hold NUL")
+		}
+	default:
+		v.add(pk+"type", "unknown map store %q (known: %s, %s)", p.Get("type", ""), StoreHDFS, StoreBBolt)
 	}
-	return MapConfig{Pattern: name, BackupCount: 1}, false
 }
