@@ -108,7 +108,6 @@ func RetryFromProperties(pkg string, p fsbackend.Properties, limitKey, intervalK
 	return r, nil
 }
 
-
 // SecretHash is a short one-way identity of a credential set, for client
 // cache keys: equal inputs give equal hashes, and the hash reveals nothing
 // usable of the secrets.
