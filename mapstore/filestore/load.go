@@ -24,6 +24,7 @@ func (s *Store) scan(ctx context.Context) error {
 	}
 	s.pending = make([][]logEntry, s.parts)
 	s.loaded = make([]bool, s.parts)
+	s.wrote = make([]bool, s.parts)
 	s.files = map[string]*logFile{}
 	s.snaps = make([][]snapFile, s.parts)
 	s.last = make([]mapstore.Version, s.parts)
@@ -286,12 +287,14 @@ func (s *Store) partitionInput(ctx context.Context, p int) (recs []logEntry, sna
 		return nil, nil, false, mapstore.ErrClosed
 	}
 	fresh = !s.loaded[p]
-	if fresh {
+	// What Open scanned is complete only if nothing was written since.
+	usePending := fresh && !s.wrote[p]
+	if usePending {
 		recs = s.pending[p]
 	}
 	snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
-	if !fresh {
+	if !usePending {
 		recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
 		snaps = s.snapsOf(snaps, p)
 	}

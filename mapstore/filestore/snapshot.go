@@ -50,6 +50,7 @@ func (s *Store) noteWritten(name string, n int64, batch []*request) {
 	for _, r := range batch {
 		per := int64(len(r.buf)) / int64(max(1, len(r.vers)))
 		for _, pv := range r.vers {
+			s.wrote[pv.p] = true
 			if mv, ok := lf.maxVer[pv.p]; !ok || mv.Less(pv.v) {
 				lf.maxVer[pv.p] = pv.v
 			}

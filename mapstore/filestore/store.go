@@ -79,6 +79,7 @@ type Store struct {
 	closed    bool
 	pending   [][]logEntry // per partition: log records found at Open, until loaded
 	loaded    []bool
+	wrote     []bool              // partitions written since Open
 	files     map[string]*logFile // finished or active log files
 	snaps     [][]snapFile        // per partition, oldest first
 	last      []mapstore.Version  // highest version seen per partition
