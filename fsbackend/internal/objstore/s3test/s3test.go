@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,6 +44,7 @@ type Server struct {
 	mu       sync.Mutex
 	keyIDs   map[string]int
 	methods  map[string]int
+	vendor   map[string]int // "Name: value" of x-cos-*/x-oss-* headers on PUTs
 }
 
 var credRE = regexp.MustCompile(`Credential=([^/]+)/`)
@@ -50,7 +52,7 @@ var credRE = regexp.MustCompile(`Credential=([^/]+)/`)
 // NewServer starts gofakes3 on 127.0.0.1; it is closed when t ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{backend: s3mem.New(), keyIDs: map[string]int{}, methods: map[string]int{}}
+	s := &Server{backend: s3mem.New(), keyIDs: map[string]int{}, methods: map[string]int{}, vendor: map[string]int{}}
 	fake := gofakes3.New(s.backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
 	inner := fake.Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,6 +62,13 @@ func NewServer(t testing.TB) *Server {
 			s.keyIDs[m[1]]++
 		}
 		s.methods[r.Method]++
+		if r.Method == http.MethodPut {
+			for name, vals := range r.Header {
+				if l := strings.ToLower(name); strings.HasPrefix(l, "x-cos-") || strings.HasPrefix(l, "x-oss-") {
+					s.vendor[l+": "+strings.Join(vals, ",")]++
+				}
+			}
+		}
 		s.mu.Unlock()
 		if s.FailAlways.Load() {
 			s.failed.Add(1)
@@ -115,6 +124,18 @@ func (s *Server) Methods() map[string]int {
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.methods))
 	for k, v := range s.methods {
+		out[k] = v
+	}
+	return out
+}
+
+// VendorHeaders returns how many PUT requests carried each vendor header
+// (x-cos-*, x-oss-*), keyed by "lower-case-name: value".
+func (s *Server) VendorHeaders() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.vendor))
+	for k, v := range s.vendor {
 		out[k] = v
 	}
 	return out
