@@ -113,6 +113,7 @@ type writer struct {
 	f      *os.File
 	dir    string
 	closed bool
+	done   bool // Close returned nil: the file is finished and Abort keeps it
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -156,10 +157,19 @@ func (w *writer) Close() error {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
-	return syncDir(w.dir)
+	if err := syncDir(w.dir); err != nil {
+		return err
+	}
+	w.done = true
+	return nil
 }
 
+// Abort removes the file unless Close already finished it, so that a
+// deferred Abort after a successful Close is harmless.
 func (w *writer) Abort() error {
+	if w.done {
+		return nil
+	}
 	if !w.closed {
 		w.closed = true
 		w.f.Close()
@@ -172,11 +182,36 @@ func (w *writer) Abort() error {
 }
 
 type reader struct {
-	*os.File
-	size int64
+	f      *os.File
+	size   int64
+	closed atomic.Bool
 }
 
 func (r *reader) Size() int64 { return r.size }
+
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	if r.closed.Load() {
+		return 0, fsbackend.ErrClosed
+	}
+	return r.f.ReadAt(p, off)
+}
+
+func (r *reader) Close() error {
+	if r.closed.Swap(true) {
+		return fsbackend.ErrClosed
+	}
+	return r.f.Close()
+}
+
+// notExist makes ENOTDIR (a path through a file, such as "f/x" where f is
+// a file) match fs.ErrNotExist, as the contract asks of a missing name.
+func notExist(err error) error {
+	var pe *fs.PathError
+	if errors.Is(err, unix.ENOTDIR) && errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: pe.Path, Err: fs.ErrNotExist}
+	}
+	return err
+}
 
 // Open implements fsbackend.FS.
 func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
@@ -186,7 +221,7 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	}
 	file, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, notExist(err)
 	}
 	st, err := file.Stat()
 	if err != nil {
@@ -197,7 +232,7 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 		file.Close()
 		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
 	}
-	return &reader{File: file, size: st.Size()}, nil
+	return &reader{f: file, size: st.Size()}, nil
 }
 
 // Stat implements fsbackend.FS.
@@ -208,7 +243,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) 
 	}
 	st, err := os.Stat(p)
 	if err != nil {
-		return fsbackend.FileInfo{}, err
+		return fsbackend.FileInfo{}, notExist(err)
 	}
 	if st.IsDir() {
 		return fsbackend.FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
@@ -225,6 +260,12 @@ func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error)
 		return nil, err
 	}
 	base := filepath.Join(f.root, filepath.FromSlash(dir))
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+			return []fsbackend.FileInfo{}, nil // nothing lies below a missing dir or a file
+		}
+		return nil, err
+	}
 	var out []fsbackend.FileInfo
 	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -271,7 +312,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 		return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrNotExist}
 	}
 	if err := os.Remove(p); err != nil {
-		return err
+		return notExist(err)
 	}
 	dir := filepath.Dir(p)
 	if err := syncDir(dir); err != nil {
@@ -296,8 +337,10 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(op); err != nil {
-		return err
+	if st, err := os.Stat(op); err != nil {
+		return notExist(err)
+	} else if st.IsDir() {
+		return &fs.PathError{Op: "rename", Path: op, Err: fs.ErrNotExist}
 	}
 	if err := mkdirAllSync(filepath.Dir(np), f.root); err != nil {
 		return err
