@@ -9,8 +9,8 @@
 // DeleteObject), ConditionalCreate. A Writer keeps the object in memory and
 // Close makes one PutObject with If-None-Match: *; the object is durable
 // when that PUT answered 200, and a 412 means another writer created the
-// name first (an error matching fs.ErrExist). Create also looks the name up
-// with a HEAD, so an existing name fails at Create as with O_EXCL. Abort
+// name first (an error matching fs.ErrExist). Create itself makes no
+// request, so an existing name is refused at Close, not at Create. Abort
 // discards the buffer; after a failed Close it deletes the object only if
 // the object there holds exactly this writer's bytes (a PUT whose answer
 // was lost). Open makes a HEAD for the size; each ReadAt is one ranged GET.

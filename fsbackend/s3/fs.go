@@ -138,19 +138,19 @@ func (f *FS) head(ctx context.Context, key string) (head, error) {
 	return h, err
 }
 
-// Create implements fsbackend.FS. It looks the name up first, so that an
-// existing name fails at once as with O_EXCL; the PUT made by Close is
-// conditional (If-None-Match: *), so of two writers racing for one name
-// exactly one Close succeeds and the other fails with fs.ErrExist.
+// Create implements fsbackend.FS. It makes no request: the PUT made by
+// Close is conditional (If-None-Match: *), so an existing name, or a
+// writer that won a race for the name, makes Close fail with an error
+// matching fs.ErrExist, and of two writers racing for one name exactly one
+// Close succeeds. (A HEAD here would cost one more round trip per batch
+// and still not be the atomic check.)
 func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
 	key, err := f.key(name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.head(ctx, key); err == nil {
-		return nil, fmt.Errorf("%s: %w", f.pkg, &fs.PathError{Op: "create", Path: f.url(key), Err: fs.ErrExist})
-	} else if !isNotFound(err) {
-		return nil, f.fail("create", key, err)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return objstore.NewWriter(ctx, func(ctx context.Context, data []byte) error {
 		return f.put(ctx, key, data)
