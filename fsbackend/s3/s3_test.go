@@ -366,3 +366,62 @@ func TestRetryGivesUp(t *testing.T) {
 		t.Fatalf("failed write left an object: %v", err)
 	}
 }
+
+// TestLostAnswer: a PUT that took effect but whose answer was lost is
+// retried; the retry meets 412, finds its own bytes there and succeeds.
+// A different writer's object under the name still gives fs.ErrExist.
+func TestLostAnswer(t *testing.T) {
+	srv := s3test.NewServer(t)
+	f := open(t, props(t, srv, "fs.s3a.retry.interval", "1ms", "disable.cache", "true"))
+	ctx := context.Background()
+	srv.LoseAnswers.Store(1)
+	if err := fsbackend.WriteFile(ctx, f, "l/1", []byte("mine")); err != nil {
+		t.Fatalf("write whose first answer was lost: %v", err)
+	}
+	if srv.Failed() != 1 {
+		t.Fatalf("%d answers lost, want 1", srv.Failed())
+	}
+	if got, err := fsbackend.ReadFile(ctx, f, "l/1"); err != nil || string(got) != "mine" {
+		t.Fatalf("l/1 = %q, %v", got, err)
+	}
+	if err := fsbackend.WriteFile(ctx, f, "l/1", []byte("other")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second writer: %v, want fs.ErrExist", err)
+	}
+}
+
+// TestAbortAfterLostAnswer: when every answer is lost and the write gives
+// up, Abort removes the object the PUT did store; it never removes an
+// object with other bytes.
+func TestAbortAfterLostAnswer(t *testing.T) {
+	srv := s3test.NewServer(t)
+	f := open(t, props(t, srv, "fs.s3a.retry.interval", "1ms", "fs.s3a.retry.limit", "0", "disable.cache", "true"))
+	ctx := context.Background()
+	srv.LoseAnswers.Store(1)
+	w, _ := f.Create(ctx, "l/2")
+	w.Write([]byte("mine"))
+	if err := w.Close(); err == nil {
+		t.Fatal("Close succeeded with its only answer lost and no retries")
+	}
+	if _, err := f.Stat(ctx, "l/2"); err != nil {
+		t.Fatalf("the PUT should have taken effect: %v", err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat(ctx, "l/2"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Abort left the object: %v", err)
+	}
+	// Another writer's object is left alone.
+	if err := fsbackend.WriteFile(ctx, f, "l/3", []byte("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	w, _ = f.Create(ctx, "l/3")
+	w.Write([]byte("mine"))
+	if err := w.Close(); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Close over an existing object: %v", err)
+	}
+	w.Abort()
+	if got, err := fsbackend.ReadFile(ctx, f, "l/3"); err != nil || string(got) != "theirs" {
+		t.Fatalf("l/3 = %q, %v after a losing writer's Abort", got, err)
+	}
+}

@@ -38,6 +38,9 @@ type Server struct {
 	FailFirst atomic.Int64
 	// FailAlways makes every request answer 500 InternalError while true.
 	FailAlways atomic.Bool
+	// LoseAnswers makes the next LoseAnswers PUTs take effect but answer
+	// 503, as when a response is lost on the way back.
+	LoseAnswers atomic.Int64
 
 	requests atomic.Int64
 	failed   atomic.Int64
@@ -78,6 +81,13 @@ func NewServer(t testing.TB) *Server {
 		if s.FailFirst.Load() > 0 && s.FailFirst.Add(-1) >= 0 {
 			s.failed.Add(1)
 			writeError(w, http.StatusServiceUnavailable, "SlowDown")
+			return
+		}
+		if r.Method == http.MethodPut && s.LoseAnswers.Load() > 0 && s.LoseAnswers.Add(-1) >= 0 {
+			rec := httptest.NewRecorder()
+			inner.ServeHTTP(rec, r)
+			s.failed.Add(1)
+			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable")
 			return
 		}
 		inner.ServeHTTP(w, r)
