@@ -4,154 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// ErrInjected is the error of every injected failure.
-var ErrInjected = errors.New("stowage/errorfs: injected fault")
-
-// Op names an operation.
-type Op string
-
-// The operations an injector sees.
-const (
-	OpCreate Op = "create"
-	OpWrite  Op = "write"
-	OpSync   Op = "sync"
-	OpClose  Op = "close"
-	OpOpen   Op = "open"
-	OpReadAt Op = "readat"
-	OpList   Op = "list"
-	OpStat   Op = "stat"
-	OpRemove Op = "remove"
-	OpRename Op = "rename"
-)
-
-// Call describes one operation about to run.
-type Call struct {
-	Op   Op
-	Name string
-}
-
-// Injector decides, for each call, whether it fails. It is called
-// concurrently.
-type Injector interface {
-	MaybeError(c Call) error
-}
-
-// InjectorFunc adapts a function.
-type InjectorFunc func(c Call) error
-
-// MaybeError implements Injector.
-func (f InjectorFunc) MaybeError(c Call) error { return f(c) }
-
-// OnIndex fails the n-th (0-based) call of op, once.
-func OnIndex(op Op, n int64) Injector {
-	var count atomic.Int64
-	return InjectorFunc(func(c Call) error {
-		if c.Op == op && count.Add(1)-1 == n {
-			return fmt.Errorf("%w: %s %s (call %d)", ErrInjected, c.Op, c.Name, n)
-		}
-		return nil
-	})
-}
-
-// After fails every call of op from the n-th (0-based) on.
-func After(op Op, n int64) Injector {
-	var count atomic.Int64
-	return InjectorFunc(func(c Call) error {
-		if c.Op == op && count.Add(1)-1 >= n {
-			return fmt.Errorf("%w: %s %s", ErrInjected, c.Op, c.Name)
-		}
-		return nil
-	})
-}
-
-// OnPrefix applies inj only to calls on names with prefix.
-func OnPrefix(prefix string, inj Injector) Injector {
-	return InjectorFunc(func(c Call) error {
-		if strings.HasPrefix(c.Name, prefix) {
-			return inj.MaybeError(c)
-		}
-		return nil
-	})
-}
-
-// Any fails a call if any injector does.
-func Any(injs ...Injector) Injector {
-	return InjectorFunc(func(c Call) error {
-		for _, i := range injs {
-			if err := i.MaybeError(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Switch is an injector that can be armed and disarmed at run time.
-type Switch struct {
-	on  atomic.Bool
-	inj Injector
-}
-
-// NewSwitch returns a disarmed switch around inj.
-func NewSwitch(inj Injector) *Switch { return &Switch{inj: inj} }
-
-// Arm and Disarm turn the injector on and off.
-func (s *Switch) Arm()    { s.on.Store(true) }
-func (s *Switch) Disarm() { s.on.Store(false) }
-
-// MaybeError implements Injector.
-func (s *Switch) MaybeError(c Call) error {
-	if s.on.Load() {
-		return s.inj.MaybeError(c)
-	}
-	return nil
-}
-
-// Latency delays every call by d (or until the context ends, for calls
-// that have one).
-func Latency(d time.Duration) Injector {
-	return InjectorFunc(func(Call) error { time.Sleep(d); return nil })
-}
-
-// writeFault is returned by injectors that shape writes rather than fail
-// calls; Wrap's Writer interprets it.
-type writeFault struct {
-	short  int   // write only this many bytes, then fail
-	tearAt int64 // drop bytes past this file offset, silently
-}
-
-func (w *writeFault) Error() string { return "stowage/errorfs: write fault" }
-
-// ShortWrite makes writes to names with prefix write only k bytes and fail.
-func ShortWrite(prefix string, k int) Injector {
-	return InjectorFunc(func(c Call) error {
-		if c.Op == OpWrite && strings.HasPrefix(c.Name, prefix) {
-			return &writeFault{short: k, tearAt: -1}
-		}
-		return nil
-	})
-}
-
-// TearAt silently drops every byte written past offset n of files whose
-// names have prefix: the writer sees success, the file ends at n.
-func TearAt(prefix string, n int64) Injector {
-	return InjectorFunc(func(c Call) error {
-		if c.Op == OpWrite && strings.HasPrefix(c.Name, prefix) {
-			return &writeFault{short: -1, tearAt: n}
-		}
-		return nil
-	})
-}
-
-// FS is a fault-injecting wrapper. It is safe for concurrent use.
+// FS is a fault-injecting wrapper around another FS. It is safe for
+// concurrent use.
 type FS struct {
 	fs  fsbackend.FS
 	inj Injector
@@ -159,55 +19,95 @@ type FS struct {
 	n   map[Op]int64
 }
 
-// Wrap returns f with faults from inj.
-func Wrap(f fsbackend.FS, inj Injector) *FS { return &FS{fs: f, inj: inj, n: map[Op]int64{}} }
+// Wrap returns f with faults from inj; a nil inj injects nothing.
+func Wrap(f fsbackend.FS, inj Injector) *FS {
+	if inj == nil {
+		inj = InjectorFunc(func(Call) error { return nil })
+	}
+	return &FS{fs: f, inj: inj, n: map[Op]int64{}}
+}
 
-// Calls returns how many calls of op went through the wrapper.
+// Unwrap returns the wrapped FS.
+func (f *FS) Unwrap() fsbackend.FS { return f.fs }
+
+// Calls returns how many calls of op went through the wrapper, failed or
+// not.
 func (f *FS) Calls(op Op) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n[op]
 }
 
-func (f *FS) check(op Op, name string) error {
+// decide counts c, consults the injector and waits out any latency. It
+// returns the write shaping (nil if none) and the error that fails the
+// call (nil to let it run).
+func (f *FS) decide(ctx context.Context, c Call) (*fault, error) {
 	f.mu.Lock()
-	f.n[op]++
+	f.n[c.Op]++
 	f.mu.Unlock()
-	err := f.inj.MaybeError(Call{Op: op, Name: name})
-	var wf *writeFault
-	if errors.As(err, &wf) {
-		return nil // write shaping applies only to writes
+	err := f.inj.MaybeError(c)
+	if err == nil {
+		return nil, nil
+	}
+	var ft *fault
+	if !errors.As(err, &ft) {
+		return nil, err
+	}
+	if ft.delay > 0 {
+		t := time.NewTimer(ft.delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("stowage/errorfs: %s %s: %w", c.Op, c.Name, ctx.Err())
+		}
+	}
+	if ft.err != nil && ft.short < 0 {
+		return nil, ft.err
+	}
+	return ft, nil
+}
+
+// check is decide for calls that are not writes: shaping does not apply.
+func (f *FS) check(ctx context.Context, c Call) error {
+	ft, err := f.decide(ctx, c)
+	if err == nil && ft != nil && ft.err != nil {
+		err = ft.err // a short write's error, on a call that is not a write
 	}
 	return err
 }
 
 // Create implements fsbackend.FS.
 func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
-	if err := f.check(OpCreate, name); err != nil {
+	if err := f.check(ctx, Call{Op: OpCreate, Name: name}); err != nil {
 		return nil, err
 	}
 	w, err := f.fs.Create(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &writer{w: w, fs: f, name: name}, nil
+	ew := &writer{w: w, fs: f, name: name, ctx: ctx}
+	if t, ok := w.(fsbackend.Truncater); ok {
+		return &truncWriter{writer: ew, t: t}, nil
+	}
+	return ew, nil
 }
 
 // Open implements fsbackend.FS.
 func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
-	if err := f.check(OpOpen, name); err != nil {
+	if err := f.check(ctx, Call{Op: OpOpen, Name: name}); err != nil {
 		return nil, err
 	}
 	r, err := f.fs.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &reader{Reader: r, fs: f, name: name}, nil
+	return &reader{Reader: r, fs: f, name: name, ctx: ctx}, nil
 }
 
 // List implements fsbackend.FS.
 func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error) {
-	if err := f.check(OpList, dir); err != nil {
+	if err := f.check(ctx, Call{Op: OpList, Name: dir}); err != nil {
 		return nil, err
 	}
 	return f.fs.List(ctx, dir)
@@ -215,7 +115,7 @@ func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error)
 
 // Stat implements fsbackend.FS.
 func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) {
-	if err := f.check(OpStat, name); err != nil {
+	if err := f.check(ctx, Call{Op: OpStat, Name: name}); err != nil {
 		return fsbackend.FileInfo{}, err
 	}
 	return f.fs.Stat(ctx, name)
@@ -223,74 +123,80 @@ func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) 
 
 // Remove implements fsbackend.FS.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	if err := f.check(OpRemove, name); err != nil {
+	if err := f.check(ctx, Call{Op: OpRemove, Name: name}); err != nil {
 		return err
 	}
 	return f.fs.Remove(ctx, name)
 }
 
 // Rename implements fsbackend.FS.
-func (f *FS) Rename(ctx context.Context, o, n string) error {
-	if err := f.check(OpRename, o); err != nil {
+func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
+	if err := f.check(ctx, Call{Op: OpRename, Name: oldName, NewName: newName}); err != nil {
 		return err
 	}
-	return f.fs.Rename(ctx, o, n)
+	return f.fs.Rename(ctx, oldName, newName)
 }
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities { return f.fs.Capabilities() }
 
-// Close implements fsbackend.FS.
+// Close implements fsbackend.FS; it closes the wrapped FS.
 func (f *FS) Close() error { return f.fs.Close() }
 
+// writer is not safe for concurrent use, like every Writer.
 type writer struct {
 	w    fsbackend.Writer
 	fs   *FS
 	name string
-	off  int64
+	ctx  context.Context
+	off  int64 // bytes accepted from the caller, torn or not
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	w.fs.mu.Lock()
-	w.fs.n[OpWrite]++
-	w.fs.mu.Unlock()
-	err := w.fs.inj.MaybeError(Call{Op: OpWrite, Name: w.name})
-	var wf *writeFault
-	switch {
-	case errors.As(err, &wf) && wf.short >= 0:
-		k := min(wf.short, len(p))
-		n, _ := w.w.Write(p[:k])
-		w.off += int64(n)
-		return n, fmt.Errorf("%w: short write of %s (%d of %d bytes)", ErrInjected, w.name, n, len(p))
-	case errors.As(err, &wf):
-		keep := int64(len(p))
-		if w.off+keep > wf.tearAt {
-			keep = max(0, wf.tearAt-w.off)
-		}
-		if keep > 0 {
-			if _, err := w.w.Write(p[:keep]); err != nil {
-				return 0, err
-			}
-		}
-		w.off += int64(len(p))
-		return len(p), nil
-	case err != nil:
+	ft, err := w.fs.decide(w.ctx, Call{Op: OpWrite, Name: w.name, Offset: w.off, Len: len(p)})
+	if err != nil {
 		return 0, err
 	}
-	n, err := w.w.Write(p)
-	w.off += int64(n)
-	return n, err
+	if ft == nil {
+		n, err := w.w.Write(p)
+		w.off += int64(n)
+		return n, err
+	}
+	keep := len(p)
+	if ft.short >= 0 {
+		keep = min(ft.short, keep)
+	}
+	if ft.tearAt >= 0 {
+		keep = int(min(int64(keep), max(0, ft.tearAt-w.off)))
+	}
+	if keep > 0 {
+		if n, err := w.w.Write(p[:keep]); err != nil {
+			w.off += int64(n)
+			return n, err
+		}
+	}
+	if ft.short >= 0 {
+		n := min(ft.short, len(p))
+		w.off += int64(n)
+		err := ft.err
+		if err == nil {
+			err = fmt.Errorf("%w: short write of %s", ErrInjected, w.name)
+		}
+		return n, fmt.Errorf("%w (%d of %d bytes)", err, n, len(p))
+	}
+	w.off += int64(len(p))
+	return len(p), nil
 }
 
 func (w *writer) Sync() error {
-	if err := w.fs.check(OpSync, w.name); err != nil {
+	if err := w.fs.check(w.ctx, Call{Op: OpSync, Name: w.name, Offset: w.off}); err != nil {
 		return err
 	}
 	return w.w.Sync()
 }
 
 func (w *writer) Close() error {
-	if err := w.fs.check(OpClose, w.name); err != nil {
+	if err := w.fs.check(w.ctx, Call{Op: OpClose, Name: w.name, Offset: w.off}); err != nil {
 		_ = w.w.Abort()
 		return err
 	}
@@ -299,27 +205,39 @@ func (w *writer) Close() error {
 
 func (w *writer) Abort() error { return w.w.Abort() }
 
-// Truncate passes through when the wrapped writer can truncate.
-func (w *writer) Truncate(size int64) error {
-	t, ok := w.w.(fsbackend.Truncater)
-	if !ok {
-		return fsbackend.ErrUnsupported
+// truncWriter is a writer whose wrapped writer can truncate.
+type truncWriter struct {
+	*writer
+	t fsbackend.Truncater
+}
+
+// Truncate implements fsbackend.Truncater.
+func (w *truncWriter) Truncate(size int64) error {
+	if err := w.fs.check(w.ctx, Call{Op: OpTruncate, Name: w.name, Offset: size}); err != nil {
+		return err
+	}
+	if err := w.t.Truncate(size); err != nil {
+		return err
 	}
 	w.off = size
-	return t.Truncate(size)
+	return nil
 }
 
 type reader struct {
 	fsbackend.Reader
 	fs   *FS
 	name string
+	ctx  context.Context
 }
 
 func (r *reader) ReadAt(p []byte, off int64) (int, error) {
-	if err := r.fs.check(OpReadAt, r.name); err != nil {
+	if err := r.fs.check(r.ctx, Call{Op: OpReadAt, Name: r.name, Offset: off, Len: len(p)}); err != nil {
 		return 0, err
 	}
 	return r.Reader.ReadAt(p, off)
 }
 
-var _ fsbackend.FS = (*FS)(nil)
+var (
+	_ fsbackend.FS        = (*FS)(nil)
+	_ fsbackend.Truncater = (*truncWriter)(nil)
+)
