@@ -2,40 +2,63 @@ package boltstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// BenchPuts measures bbolt as a reference for `stowage bench`: writers
-// goroutines each put n values of valueSize bytes into a fresh file at
-// path, through DB.Batch (batch true) or one Update per put. It returns
-// puts per second.
+// BenchPuts measures plain bbolt as the reference `stowage bench` compares
+// the map stores against: writers goroutines each put n values of
+// valueSize bytes (n per writer, writers*n in all) under distinct keys
+// into a new file at path, through DB.Batch with bbolt's default batch
+// settings (batch true) or one DB.Update per put (batch false). Every
+// commit is fdatasync'd. It returns puts per second. path must not exist;
+// the file is removed afterwards. A cancelled ctx stops the writers and
+// is returned.
 func BenchPuts(ctx context.Context, path string, writers, n, valueSize int, batch bool) (float64, error) {
-	os.Remove(path)
-	defer os.Remove(path)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		return 0, err
+	if writers <= 0 || n <= 0 || valueSize < 0 {
+		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench: writers %d, puts %d, value size %d: want positive counts", writers, n, valueSize)
 	}
+	switch _, err := os.Lstat(path); {
+	case err == nil:
+		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s exists; remove it or pick a fresh path (it is never overwritten)", path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: DefaultTimeout})
+	if err != nil {
+		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
+	}
+	defer os.Remove(path)
 	defer db.Close()
 	bucket := []byte("bench")
-	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
-		return 0, err
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
+		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
 	}
 	value := make([]byte, valueSize)
-	start := time.Now()
+	for i := range value {
+		value[i] = byte(i)
+	}
 	var wg sync.WaitGroup
-	errc := make(chan error, writers)
+	errs := make(chan error, writers)
+	start := time.Now()
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
-		go func(w int) {
+		go func() {
 			defer wg.Done()
-			for i := 0; i < n && ctx.Err() == nil; i++ {
-				key := []byte(fmt.Sprintf("job-%d-key-%d", w, i))
+			prefix := "job-" + strconv.Itoa(w) + "-key-"
+			for i := 0; i < n; i++ {
+				if err := ctx.Err(); err != nil {
+					errs <- err
+					return
+				}
+				key := strconv.AppendInt([]byte(prefix), int64(i), 10)
 				put := func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put(key, value) }
 				var err error
 				if batch {
@@ -44,17 +67,17 @@ func BenchPuts(ctx context.Context, path string, writers, n, valueSize int, batc
 					err = db.Update(put)
 				}
 				if err != nil {
-					errc <- err
+					errs <- fmt.Errorf("stowage/mapstore/boltstore: bench file %s: put %s: %w", path, key, err)
 					return
 				}
 			}
-		}(w)
+		}()
 	}
 	wg.Wait()
-	el := time.Since(start)
-	close(errc)
-	if err := <-errc; err != nil {
+	took := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
 		return 0, err
 	}
-	return float64(writers*n) / el.Seconds(), nil
+	return float64(writers*n) / took.Seconds(), nil
 }

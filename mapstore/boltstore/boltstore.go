@@ -1,269 +1,246 @@
 package boltstore
 
 import (
-	"context"
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
 )
 
-// Options configure a Store.
+// Defaults of Options.
+const (
+	// DefaultTimeout is how long Open waits for another process to release
+	// the file before it gives up with mapstore.ErrLocked.
+	DefaultTimeout = time.Second
+)
+
+// ErrMapOpen is returned by Open when the map is already open in this
+// process: one map has one Store, as one Hazelcast map has one MapStore.
+var ErrMapOpen = errors.New("stowage/mapstore/boltstore: map is already open in this process")
+
+// Options configure a Store. The zero value of each field but MapName
+// selects its default.
 type Options struct {
-	MapName    string        // the map's bucket (required)
-	Partitions int           // partition count (default partition.DefaultCount)
-	Timeout    time.Duration // how long to wait for another process's lock (default 1s)
-	Logger     *slog.Logger
+	// MapName names the map; its entries live in the top-level bucket of
+	// that name (required).
+	MapName string
+	// Partitions is the partition count (default partition.DefaultCount).
+	// A map stored with another count is re-hashed by Open.
+	Partitions int
+	// Timeout is how long Open waits for another process's lock on the
+	// file (default DefaultTimeout; never forever).
+	Timeout time.Duration
+	// Logger receives debug and warning logs (default: none).
+	Logger *slog.Logger
+	// OnDamage is told of each entry LoadPartition skips because its
+	// stored value cannot be read (default: a warning on Logger).
+	OnDamage func(Damage)
 }
 
-// Store is one map in a bbolt file. It is safe for concurrent use.
+// Damage describes an entry whose stored value cannot be read.
+type Damage struct {
+	Path      string // the bbolt file
+	Map       string
+	Partition int
+	Key       []byte
+	Err       error
+}
+
+// Store is one map in a bbolt file; it implements mapstore.MapStore. It
+// is safe for concurrent use.
 type Store struct {
-	db     *shared
-	bucket []byte
-	parts  int
-	mu     sync.RWMutex
+	f        *file
+	name     string
+	bucket   []byte
+	parts    int
+	log      *slog.Logger
+	onDamage func(Damage)
+
+	mu     sync.RWMutex // held shared by every call, exclusively by Close
 	closed bool
 }
 
-type shared struct {
-	path string
-	db   *bolt.DB
-	refs int
-}
+var _ mapstore.MapStore = (*Store)(nil)
 
-var (
-	openMu sync.Mutex
-	open   = map[string]*shared{}
-)
-
-// Open opens (creating if needed) the map opts.MapName in the file at path.
+// Open opens the map opts.MapName in the bbolt file at path, creating the
+// file, its directory and the map as needed. Several maps may be open in
+// one file at once; the file is closed with the last of them. If another
+// process holds the file, Open fails after opts.Timeout with an error
+// matching mapstore.ErrLocked that names the file.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.MapName == "" {
 		return nil, errors.New("stowage/mapstore/boltstore: Options.MapName is empty")
 	}
 	if path == "" {
-		return nil, errors.New("stowage/mapstore/boltstore: key path: required")
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: map %q: map-store property path is empty", opts.MapName)
 	}
 	if opts.Partitions <= 0 {
 		opts.Partitions = partition.DefaultCount
 	}
+	if opts.Partitions > 1<<31 {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: map %q: partition count %d is too large", opts.MapName, opts.Partitions)
+	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = time.Second
+		opts.Timeout = DefaultTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: %w", err)
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
 	}
-	openMu.Lock()
-	defer openMu.Unlock()
-	sh := open[abs]
-	if sh == nil {
-		db, err := bolt.Open(abs, 0o600, &bolt.Options{Timeout: opts.Timeout})
-		if err != nil {
-			if errors.Is(err, bolterrors.ErrTimeout) {
-				return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w (waited %s)", abs, mapstore.ErrLocked, opts.Timeout)
-			}
-			return nil, fmt.Errorf("stowage/mapstore/boltstore: open %s: %w", abs, err)
-		}
-		sh = &shared{path: abs, db: db}
-		open[abs] = sh
-	}
-	s := &Store{db: sh, bucket: []byte(opts.MapName), parts: opts.Partitions}
-	err = sh.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(s.bucket)
-		if err != nil {
-			return err
-		}
-		for p := 0; p < s.parts; p++ {
-			if _, err := b.CreateBucketIfNotExists(partKey(p)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	f, err := acquire(abs, opts.MapName, opts.Timeout, log)
 	if err != nil {
-		if sh.refs == 0 {
-			sh.db.Close()
-			delete(open, abs)
-		}
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %w", abs, opts.MapName, err)
+		return nil, err
 	}
-	sh.refs++
+	s := &Store{f: f, name: opts.MapName, bucket: []byte(opts.MapName), parts: opts.Partitions, log: log, onDamage: opts.OnDamage}
+	if s.onDamage == nil {
+		s.onDamage = func(d Damage) {
+			log.Warn("stowage/mapstore/boltstore: skipped a damaged entry", "path", d.Path, "map", d.Map, "partition", d.Partition, "key", fmt.Sprintf("%x", d.Key), "err", d.Err)
+		}
+	}
+	if err := f.db.Update(s.prepare); err != nil {
+		return nil, errors.Join(fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %w", abs, opts.MapName, err), f.release(opts.MapName, log))
+	}
 	return s, nil
 }
 
-func partKey(p int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(p)) }
-
-func encodeValue(r mapstore.Record) []byte {
-	b := binary.AppendUvarint(nil, r.Version.Epoch)
-	b = binary.AppendUvarint(b, r.Version.Seq)
-	return append(b, r.Value...)
+// prepare creates the map's bucket with its partition buckets and format
+// record, or checks the existing one and re-hashes it if it was stored
+// with another partition count.
+func (s *Store) prepare(tx *bolt.Tx) error {
+	b, err := tx.CreateBucketIfNotExists(s.bucket)
+	if err != nil {
+		return err
+	}
+	meta := b.Get([]byte(metaKey))
+	if meta == nil {
+		if k, _ := b.Cursor().First(); k != nil {
+			return fmt.Errorf("bucket exists but holds no format record: not a stowage map")
+		}
+		return s.createPartitions(b)
+	}
+	parts, hash, err := decodeMeta(meta)
+	if err != nil {
+		return err
+	}
+	if hash != partition.HashID {
+		return fmt.Errorf("stored with key hash %q, this build knows only %q", hash, partition.HashID)
+	}
+	if parts == s.parts {
+		for p := 0; p < parts; p++ {
+			if b.Bucket(partBucket(p)) == nil {
+				return fmt.Errorf("partition bucket %d is missing", p)
+			}
+		}
+		return nil
+	}
+	return s.rehash(b, parts)
 }
 
-func decodeValue(p int, key, b []byte) (mapstore.Record, error) {
-	r := mapstore.Record{Partition: p, Key: append([]byte(nil), key...)}
-	e, n := binary.Uvarint(b)
-	if n <= 0 {
-		return r, errors.New("stowage/mapstore/boltstore: malformed value header")
+func (s *Store) createPartitions(b *bolt.Bucket) error {
+	for p := 0; p < s.parts; p++ {
+		if _, err := b.CreateBucket(partBucket(p)); err != nil {
+			return fmt.Errorf("create partition bucket %d: %w", p, err)
+		}
 	}
-	s, m := binary.Uvarint(b[n:])
-	if m <= 0 {
-		return r, errors.New("stowage/mapstore/boltstore: malformed value header")
-	}
-	r.Version = mapstore.Version{Epoch: e, Seq: s}
-	r.Value = append([]byte{}, b[n+m:]...)
-	return r, nil
+	return b.Put([]byte(metaKey), encodeMeta(s.parts, partition.HashID))
 }
 
-func (s *Store) check() error {
-	if s.closed {
-		return mapstore.ErrClosed
+// rehash moves every entry of a map stored with old partitions into the
+// buckets of s.parts partitions, in the one transaction of Open. Versions
+// are kept; they keep ordering the changes of each key.
+func (s *Store) rehash(b *bolt.Bucket, old int) error {
+	type kv struct{ k, v []byte }
+	var all []kv
+	for p := 0; p < old; p++ {
+		pb := b.Bucket(partBucket(p))
+		if pb == nil {
+			return fmt.Errorf("partition bucket %d of %d is missing", p, old)
+		}
+		err := pb.ForEach(func(k, v []byte) error {
+			all = append(all, kv{bytes.Clone(k), bytes.Clone(v)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := b.DeleteBucket(partBucket(p)); err != nil {
+			return err
+		}
 	}
+	if err := s.createPartitions(b); err != nil {
+		return err
+	}
+	for _, e := range all {
+		if err := b.Bucket(partBucket(partition.Of(e.k, s.parts))).Put(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	s.log.Info("stowage/mapstore/boltstore: re-hashed map to a new partition count",
+		"path", s.f.path, "map", s.name, "from", old, "to", s.parts, "entries", len(all))
 	return nil
 }
 
-func (s *Store) write(rs []mapstore.Record, del bool) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if r.Partition < 0 || r.Partition >= s.parts {
-			return fmt.Errorf("stowage/mapstore/boltstore: record partition %d out of range [0, %d)", r.Partition, s.parts)
-		}
-	}
-	// Batch may run the function more than once: it only sets and deletes.
-	return s.db.db.Batch(func(tx *bolt.Tx) error {
-		b := tx.Bucket(s.bucket)
-		for _, r := range rs {
-			pb := b.Bucket(partKey(r.Partition))
-			var err error
-			if del {
-				err = pb.Delete(r.Key)
-			} else {
-				err = pb.Put(r.Key, encodeValue(r))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
+// Path returns the absolute path of the store's file.
+func (s *Store) Path() string { return s.f.path }
 
-// Store implements mapstore.MapStore.
-func (s *Store) Store(ctx context.Context, r mapstore.Record) error {
-	return s.write([]mapstore.Record{r}, false)
-}
-
-// StoreAll implements mapstore.MapStore.
-func (s *Store) StoreAll(ctx context.Context, rs []mapstore.Record) error { return s.write(rs, false) }
-
-// Delete implements mapstore.MapStore.
-func (s *Store) Delete(ctx context.Context, r mapstore.Record) error {
-	return s.write([]mapstore.Record{r}, true)
-}
-
-// DeleteAll implements mapstore.MapStore.
-func (s *Store) DeleteAll(ctx context.Context, rs []mapstore.Record) error { return s.write(rs, true) }
-
-func (s *Store) view(fn func(b *bolt.Bucket) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	return s.db.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(s.bucket)) })
-}
-
-// Load implements mapstore.MapStore.
-func (s *Store) Load(ctx context.Context, key []byte) (mapstore.Record, bool, error) {
-	rs, err := s.LoadAll(ctx, [][]byte{key})
-	if err != nil || len(rs) == 0 {
-		return mapstore.Record{}, false, err
-	}
-	return rs[0], true, nil
-}
-
-// LoadAll implements mapstore.MapStore.
-func (s *Store) LoadAll(ctx context.Context, keys [][]byte) ([]mapstore.Record, error) {
-	var out []mapstore.Record
-	err := s.view(func(b *bolt.Bucket) error {
-		for _, k := range keys {
-			p := partition.Of(k, s.parts)
-			if v := b.Bucket(partKey(p)).Get(k); v != nil {
-				r, err := decodeValue(p, k, v)
-				if err != nil {
-					return err
-				}
-				out = append(out, r)
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// LoadAllKeys implements mapstore.MapStore.
-func (s *Store) LoadAllKeys(ctx context.Context) ([][]byte, error) {
-	var out [][]byte
-	err := s.view(func(b *bolt.Bucket) error {
-		for p := 0; p < s.parts; p++ {
-			err := b.Bucket(partKey(p)).ForEach(func(k, _ []byte) error {
-				out = append(out, append([]byte(nil), k...))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// LoadPartition implements mapstore.MapStore.
-func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
-	if p < 0 || p >= s.parts {
-		return fmt.Errorf("stowage/mapstore/boltstore: partition %d out of range [0, %d)", p, s.parts)
-	}
-	return s.view(func(b *bolt.Bucket) error {
-		return b.Bucket(partKey(p)).ForEach(func(k, v []byte) error {
-			r, err := decodeValue(p, k, v)
-			if err != nil {
-				return fmt.Errorf("%w (map %q, key %x)", err, s.bucket, k)
-			}
-			return fn(r)
-		})
-	})
-}
-
-// Close implements mapstore.MapStore; the file closes with its last map.
+// Close closes the map, waiting for calls in progress; the file is closed
+// with the last map open in it. Calls after Close, Close included, fail
+// with mapstore.ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return mapstore.ErrClosed
+		return fmt.Errorf("stowage/mapstore/boltstore: map %q: %w", s.name, mapstore.ErrClosed)
 	}
 	s.closed = true
-	openMu.Lock()
-	defer openMu.Unlock()
-	s.db.refs--
-	if s.db.refs == 0 {
-		delete(open, s.db.path)
-		return s.db.db.Close()
-	}
-	return nil
+	return s.f.release(s.name, s.log)
 }
 
-var _ mapstore.MapStore = (*Store)(nil)
+// Maps returns the names of the maps stored in the bbolt file at path,
+// sorted. It shares the file with the maps open in this process, and
+// fails with mapstore.ErrLocked if another process holds it.
+func Maps(path string, timeout time.Duration) ([]string, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no file, no maps (and no file created by looking)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f, err := acquire(abs, "", timeout, log)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	err = f.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if b.Get([]byte(metaKey)) != nil {
+				names = append(names, string(name))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		err = fmt.Errorf("stowage/mapstore/boltstore: list maps of %s: %w", abs, err)
+	}
+	return names, errors.Join(err, f.release("", log))
+}

@@ -1,78 +1,503 @@
 package boltstore_test
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/boltstore"
 	"github.com/stowage/stowage/mapstore/mapstoretest"
+	"github.com/stowage/stowage/partition"
 )
 
+// holdEnv makes the test binary a child that holds a bbolt file: it opens
+// the file named by the variable, prints "holding", and keeps it open
+// until its stdin is closed.
+const holdEnv = "STOWAGE_BOLTSTORE_TEST_HOLD"
+
 func TestMain(m *testing.M) {
-	if p := os.Getenv("BOLTSTORE_HOLD"); p != "" {
-		s, err := boltstore.Open(p, boltstore.Options{MapName: "m"})
-		if err != nil {
-			os.Exit(3)
-		}
-		os.Stdout.WriteString("holding\n")
-		time.Sleep(time.Minute)
-		s.Close()
-		os.Exit(0)
+	if path := os.Getenv(holdEnv); path != "" {
+		os.Exit(hold(path))
 	}
 	goleak.VerifyTestMain(m)
 }
 
+func hold(path string) int {
+	s, err := boltstore.Open(path, boltstore.Options{MapName: "held"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	fmt.Println("holding")
+	io.Copy(io.Discard, os.Stdin) // until the parent closes our stdin
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 4
+	}
+	return 0
+}
+
+func open(t *testing.T, path string, opts boltstore.Options) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rec(key, value string, parts int, seq uint64) mapstore.Record {
+	return mapstore.Record{Partition: partition.Of([]byte(key), parts), Version: mapstore.Version{Epoch: 1, Seq: seq},
+		Key: []byte(key), Value: []byte(value)}
+}
+
 func TestContract(t *testing.T) {
 	mapstoretest.Run(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
-		s, err := boltstore.Open(filepath.Join(dir, "maps.db"), boltstore.Options{MapName: "engine_m", Partitions: partitions})
-		if err != nil {
+		return open(t, filepath.Join(dir, "maps.db"), boltstore.Options{MapName: "engine_job_state", Partitions: partitions})
+	})
+}
+
+func TestMapsShareOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "maps.db")
+	// A short timeout: were the file opened a second time in this process,
+	// bbolt's flock would make the second Open fail with ErrLocked.
+	opts := func(name string) boltstore.Options {
+		return boltstore.Options{MapName: name, Partitions: 8, Timeout: 50 * time.Millisecond}
+	}
+	a := open(t, path, opts("a"))
+	b := open(t, path, opts("b"))
+	if err := a.Store(ctx, rec("k", "from a", 8, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StoreAll(ctx, []mapstore.Record{rec("k", "from b", 8, 1), rec("only-b", "b", 8, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	// Neither map sees the other's entries.
+	if ks, err := a.LoadAllKeys(ctx); err != nil || len(ks) != 1 || string(ks[0]) != "k" {
+		t.Fatalf("a's keys = %q, %v; want only k", ks, err)
+	}
+	n := 0
+	for p := 0; p < 8; p++ {
+		if err := b.LoadPartition(ctx, p, func(r mapstore.Record) error {
+			n++
+			if string(r.Key) == "k" && string(r.Value) != "from b" {
+				t.Errorf("b loads k = %q", r.Value)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-		return s
-	})
+	}
+	if n != 2 {
+		t.Fatalf("b loads %d entries, want 2", n)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// b keeps working after a closed: the file closes with its last map.
+	if r, ok, err := b.Load(ctx, []byte("k")); err != nil || !ok || string(r.Value) != "from b" {
+		t.Fatalf("b after a closed: %q, %v, %v", r.Value, ok, err)
+	}
+	a = open(t, path, opts("a"))
+	if r, ok, err := a.Load(ctx, []byte("k")); err != nil || !ok || string(r.Value) != "from a" {
+		t.Fatalf("a reopened beside b: %q, %v, %v", r.Value, ok, err)
+	}
+	names, err := boltstore.Maps(path, 0)
+	if err != nil || strings.Join(names, ",") != "a,b" {
+		t.Fatalf("Maps = %v, %v; want a,b", names, err)
+	}
+	if err := errors.Join(a.Close(), b.Close()); err != nil {
+		t.Fatal(err)
+	}
+	// Every map closed: the file is released, plain bbolt can take its lock.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("file still locked after its last map closed: %v", err)
+	}
+	db.Close()
+}
+
+func TestSameMapTwiceIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "maps.db")
+	s := open(t, path, boltstore.Options{MapName: "m"})
+	defer s.Close()
+	_, err := boltstore.Open(path, boltstore.Options{MapName: "m"})
+	if !errors.Is(err, boltstore.ErrMapOpen) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("second Open of one map: %v, want ErrMapOpen naming the file", err)
+	}
+	// The refused Open did not drop the first one's use of the file.
+	if err := s.Store(t.Context(), rec("k", "v", partition.DefaultCount, 1)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestSecondProcessIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "maps.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BOLTSTORE_HOLD="+path)
-	out, _ := cmd.StdoutPipe()
+	cmd.Env = append(os.Environ(), holdEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	buf := make([]byte, 8)
-	if _, err := out.Read(buf); err != nil || !strings.HasPrefix(string(buf), "holding") {
-		t.Fatalf("child did not open the file: %v %q", err, buf)
+	done := false
+	defer func() {
+		if !done {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "holding\n" {
+		t.Fatalf("child did not open the file: %q, %v, stderr %q", line, err, stderr.String())
 	}
-	_, err := boltstore.Open(path, boltstore.Options{MapName: "m", Timeout: 200 * time.Millisecond})
+
+	_, err = boltstore.Open(path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
 	if !errors.Is(err, mapstore.ErrLocked) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("second process: err = %v, want ErrLocked naming the file", err)
+		t.Fatalf("Open while another process holds the file: %v; want ErrLocked naming %s", err, path)
+	}
+	if _, err := boltstore.Maps(path, 100*time.Millisecond); !errors.Is(err, mapstore.ErrLocked) {
+		t.Fatalf("Maps while another process holds the file: %v; want ErrLocked", err)
+	}
+
+	stdin.Close() // the child closes its map and exits
+	err = cmd.Wait()
+	done = true
+	if err != nil {
+		t.Fatalf("child: %v, stderr %q", err, stderr.String())
+	}
+	s := open(t, path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
+	names, err := boltstore.Maps(path, 0)
+	if err != nil || strings.Join(names, ",") != "held,m" {
+		t.Errorf("Maps after the child left = %v, %v; want held,m", names, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
-func TestMapsShareOneFile(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("not a bbolt file "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	db, err := bolt.Open(foreign, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("m"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("someone else's"), []byte("data"))
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, mapName, want string
+	}{
+		{"no map name", filepath.Join(dir, "a.db"), "", "MapName"},
+		{"no path", "", "m", "path"},
+		{"a directory", dir, "m", dir},
+		{"not a bbolt file", garbage, "m", garbage},
+		{"a bucket not written by this package", foreign, "m", "not a stowage map"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := boltstore.Open(tc.path, boltstore.Options{MapName: tc.mapName, Timeout: 100 * time.Millisecond})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "stowage/mapstore/boltstore: ") {
+				t.Fatalf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+	// A failed Open released the file: another map of it opens.
+	s := open(t, foreign, boltstore.Options{MapName: "other", Timeout: 100 * time.Millisecond})
+	s.Close()
+}
+
+func TestBadRecordsAreRefused(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, filepath.Join(t.TempDir(), "maps.db"), boltstore.Options{MapName: "m", Partitions: 16})
+	defer s.Close()
+	good := rec("good", "v", 16, 1)
+	wrong := rec("k", "v", 16, 2)
+	wrong.Partition = (wrong.Partition + 1) % 16
+	out := rec("k", "v", 16, 3)
+	out.Partition = 16
+	tests := []struct {
+		name string
+		r    mapstore.Record
+		want string
+	}{
+		{"wrong partition", wrong, "hashes to"},
+		{"partition out of range", out, "out of range"},
+		{"empty key", mapstore.Record{Partition: partition.Of(nil, 16)}, "empty key"},
+		{"key too long", rec(strings.Repeat("k", bolt.MaxKeySize+1), "v", 16, 4), "exceeds"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Store(ctx, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Store: %v, want an error saying %q", err, tc.want)
+			}
+			// A batch with one bad record writes none of it.
+			if err := s.StoreAll(ctx, []mapstore.Record{good, tc.r}); err == nil {
+				t.Fatal("StoreAll with a bad record succeeded")
+			}
+			if _, ok, err := s.Load(ctx, good.Key); err != nil || ok {
+				t.Fatalf("good record of a refused batch: present %v, %v", ok, err)
+			}
+		})
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "maps.db"), boltstore.Options{MapName: "m"})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Store(ctx, rec("k", "v", partition.DefaultCount, 1)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Store with a cancelled context: %v", err)
+	}
+	if _, _, err := s.Load(ctx, []byte("k")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a cancelled context: %v", err)
+	}
+	if err := s.LoadPartition(ctx, 0, func(mapstore.Record) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("LoadPartition with a cancelled context: %v", err)
+	}
+}
+
+func TestRehashOnNewPartitionCount(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "maps.db")
-	a, err := boltstore.Open(path, boltstore.Options{MapName: "a"})
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: 16})
+	var rs []mapstore.Record
+	for i := 0; i < 500; i++ {
+		rs = append(rs, rec(fmt.Sprint("key-", i), fmt.Sprint("value-", i), 16, uint64(i+1)))
+	}
+	if err := errors.Join(s.StoreAll(ctx, rs), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path, boltstore.Options{MapName: "m", Partitions: 271})
+	defer s.Close()
+	seen := 0
+	for p := 0; p < 271; p++ {
+		err := s.LoadPartition(ctx, p, func(r mapstore.Record) error {
+			seen++
+			if r.Partition != p || partition.Of(r.Key, 271) != p {
+				t.Errorf("key %q in partition %d (record says %d), hashes to %d", r.Key, p, r.Partition, partition.Of(r.Key, 271))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen != 500 {
+		t.Fatalf("after re-hashing %d entries, want 500", seen)
+	}
+	r, ok, err := s.Load(ctx, []byte("key-77"))
+	if err != nil || !ok || string(r.Value) != "value-77" || r.Version.Seq != 78 {
+		t.Fatalf("Load after re-hashing: %+v, %v, %v", r, ok, err)
+	}
+}
+
+// TestDamagedValueIsSkipped breaks one stored value's header (through
+// bbolt, following the layout in the package doc) and checks that
+// LoadPartition reports and skips it while Load names it in an error.
+func TestDamagedValueIsSkipped(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "maps.db")
+	const parts = 4
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
+	var rs []mapstore.Record
+	for i := 0; i < 40; i++ {
+		rs = append(rs, rec(fmt.Sprint("key-", i), "v", parts, uint64(i+1)))
+	}
+	if err := errors.Join(s.StoreAll(ctx, rs), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	bad := rs[7]
+	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := boltstore.Open(path, boltstore.Options{MapName: "b"})
-	if err != nil {
+	err = db.Update(func(tx *bolt.Tx) error {
+		name := []byte{0, 0, 0, byte(bad.Partition)}
+		return tx.Bucket([]byte("m")).Bucket(name).Put(bad.Key, []byte{0xEE, 0xFF})
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
 	}
-	a.Close()
-	// b still works after a closed: the file closes with its last map.
-	if _, err := b.LoadAllKeys(t.Context()); err != nil {
+
+	var damage []boltstore.Damage
+	s = open(t, path, boltstore.Options{MapName: "m", Partitions: parts, OnDamage: func(d boltstore.Damage) { damage = append(damage, d) }})
+	defer s.Close()
+	n := 0
+	if err := s.LoadPartition(ctx, bad.Partition, func(r mapstore.Record) error {
+		if bytes.Equal(r.Key, bad.Key) {
+			t.Errorf("damaged entry %q loaded", r.Key)
+		}
+		n++
+		return nil
+	}); err != nil {
+		t.Fatalf("LoadPartition of a partition with one damaged entry: %v", err)
+	}
+	want := 0
+	for _, r := range rs {
+		if r.Partition == bad.Partition {
+			want++
+		}
+	}
+	if n != want-1 || len(damage) != 1 || !bytes.Equal(damage[0].Key, bad.Key) || damage[0].Path != s.Path() {
+		t.Fatalf("loaded %d of %d entries, damage %+v", n, want, damage)
+	}
+	if _, _, err := s.Load(ctx, bad.Key); err == nil || !strings.Contains(err.Error(), string(bad.Key)) {
+		t.Fatalf("Load of the damaged entry: %v, want an error naming it", err)
+	}
+}
+
+// TestLoadPartitionFnMayWrite writes large values from inside
+// LoadPartition's fn, growing the file: bbolt must remap it, which it
+// cannot while a read transaction is open.
+func TestLoadPartitionFnMayWrite(t *testing.T) {
+	ctx := t.Context()
+	const parts = 1
+	s := open(t, filepath.Join(t.TempDir(), "maps.db"), boltstore.Options{MapName: "m", Partitions: parts})
+	defer s.Close()
+	var rs []mapstore.Record
+	for i := 0; i < 10000; i++ { // several chunks
+		rs = append(rs, rec(fmt.Sprintf("key-%05d", i), "v", parts, uint64(i+1)))
+	}
+	if err := s.StoreAll(ctx, rs); err != nil {
 		t.Fatal(err)
 	}
-	b.Close()
+	big := make([]byte, 1<<20)
+	seq := uint64(len(rs))
+	calls := 0
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.LoadPartition(ctx, 0, func(r mapstore.Record) error {
+			calls++
+			if calls%2000 != 0 {
+				return nil
+			}
+			seq++
+			w := rec(fmt.Sprint("grown-", calls), "", parts, seq)
+			w.Value = big
+			return s.Store(ctx, w)
+		})
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // long stop: a deadlock, not slowness
+		t.Fatal("LoadPartition with a writing fn did not return: deadlock")
+	}
+	if calls < len(rs) {
+		t.Fatalf("fn called %d times, want at least %d", calls, len(rs))
+	}
+}
+
+// TestConcurrentMapsOneFile writes several maps of one file at once, each
+// from several goroutines, and reopens them.
+func TestConcurrentMapsOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "maps.db")
+	const maps, writers, each = 3, 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, maps*writers)
+	stores := make([]*boltstore.Store, maps)
+	for m := range stores {
+		stores[m] = open(t, path, boltstore.Options{MapName: fmt.Sprint("map-", m), Partitions: 8})
+	}
+	for m, s := range stores {
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					r := rec(fmt.Sprintf("w%d-%d", w, i), fmt.Sprint("map ", m), 8, uint64(w*each+i+1))
+					if err := s.Store(ctx, r); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for m, s := range stores {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = open(t, path, boltstore.Options{MapName: fmt.Sprint("map-", m), Partitions: 8})
+		ks, err := s.LoadAllKeys(ctx)
+		if err != nil || len(ks) != writers*each {
+			t.Fatalf("map-%d after reopen: %d keys, %v; want %d", m, len(ks), err, writers*each)
+		}
+		r, ok, err := s.Load(ctx, []byte("w3-7"))
+		if err != nil || !ok || string(r.Value) != fmt.Sprint("map ", m) {
+			t.Fatalf("map-%d: w3-7 = %q, %v, %v", m, r.Value, ok, err)
+		}
+		s.Close()
+	}
+}
+
+func TestBenchPuts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.db")
+	for _, batch := range []bool{true, false} {
+		rate, err := boltstore.BenchPuts(t.Context(), path, 4, 10, 256, batch)
+		if err != nil || rate <= 0 {
+			t.Fatalf("BenchPuts(batch %v) = %v, %v", batch, rate, err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("bench file left behind: %v", err)
+		}
+	}
+	if err := os.WriteFile(path, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := boltstore.BenchPuts(t.Context(), path, 1, 1, 1, true); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("BenchPuts on an existing file: %v, want a refusal naming it", err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "precious" {
+		t.Fatalf("existing file changed: %q, %v", b, err)
+	}
 }

@@ -1,16 +1,65 @@
-// Package boltstore is a map store on one embedded bbolt file, for
-// single-member deployments (map-store properties `type: bbolt`, `path`).
+// Package boltstore is a MapStore on one embedded bbolt file
+// (go.etcd.io/bbolt), for single-member deployments that want their maps
+// in one local key-value file rather than in the file map store. In the
+// configuration it is map-store properties `type: bbolt` and `path: FILE`.
 //
-// Layout: one top-level bucket per map, holding one sub-bucket per
-// partition (named by the partition number, 4 bytes big endian), so that
-// loading a partition reads only its own keys. A value is stored as
-// uvarint epoch, uvarint seq, then the value bytes.
+// # Durability
 //
-// Several maps may share one file: opening the same path twice in one
-// process shares one *bolt.DB (reference counted), since bbolt's flock is
-// per open file. Another process holding the file makes Open fail with an
-// error matching mapstore.ErrLocked, after Options.Timeout.
+// Store, StoreAll, Delete and DeleteAll go through bolt.DB.Batch:
+// concurrent calls share one read-write transaction, and each returns
+// only once that transaction committed, which bbolt fdatasyncs. A batch
+// starts when Options.BatchDelay (default 1 ms, bbolt's own default being
+// 10 ms) has passed since its first call, or when it holds 1000 calls.
+// bbolt may run a batched function twice (in the shared transaction, then
+// alone if the shared one failed); ours only puts and deletes already
+// encoded bytes, so running it again changes nothing.
 //
-// Writes go through bolt.DB.Batch: concurrent Store calls share one commit
-// and its fdatasync; a call returns once its transaction committed.
+// # Layout
+//
+// The file holds one top-level bucket per map, named by the map. In it:
+//
+//	"format"               1 byte format version (1), uvarint partition
+//	                       count, then the key hash id ("xxh64")
+//	<partition, 4 bytes    one sub-bucket per partition, named by the
+//	 big endian>           partition number
+//	    <key>              the serialized key ->
+//	                       1 byte format version (1), uvarint epoch,
+//	                       uvarint seq, then the value bytes
+//
+// The partition is not repeated in each value: it is the sub-bucket's
+// name. Sub-buckets make EAGER loading fast: LoadPartition reads only its
+// partition's pages, in key order, instead of scanning the whole map and
+// filtering. A record whose Partition is not partition.Of(Key, partitions)
+// is refused, since Load finds a key by hashing it. A map stored with
+// another partition count is re-hashed into the new count's buckets by
+// Open, in one transaction; versions are kept. Deleted entries are
+// removed from bbolt (there are no tombstones: bbolt is the state, not a
+// log). bbolt keys are 1 to 32768 bytes: an empty key is refused.
+//
+// # Sharing the file
+//
+// Several maps may live in one file. bbolt locks the file with flock per
+// open file, so every map of one process opened on the same path shares
+// one *bolt.DB, reference counted; the file is closed when its last map
+// is. Opening a map that is already open in this process fails with
+// ErrMapOpen. Another process holding the file makes Open fail after
+// Options.Timeout (default 1 s, never forever) with an error matching
+// mapstore.ErrLocked that names the file.
+//
+// # Reads
+//
+// Load, LoadAll and LoadAllKeys run in one read transaction each.
+// LoadPartition copies entries out a few thousand at a time, each chunk in
+// its own read transaction, and calls fn between them: fn may write to
+// the store, and a slow fn never holds a read transaction that would hold
+// back the file's growth. Every returned key and value is the caller's;
+// they are carved out of shared 64 KiB blocks (one allocation per block,
+// not two per entry), each cut to its own capacity. A stored value that
+// cannot be decoded is an error from Load and LoadAll, and is skipped and
+// reported through Options.OnDamage by LoadPartition.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use; Close waits for the calls in
+// progress. BenchPuts measures plain bbolt for `stowage bench`.
 package boltstore

@@ -213,7 +213,7 @@ var cases = []testCase{
 		h.verify()
 	}},
 	{name: "ManyKeysAllPartitions", parts: partition.DefaultCount, run: func(h *harness) {
-		const n, batch = 20000, 500
+		const n, batch = 20000, 2000
 		ks := keys("many", n)
 		for i := 0; i < n; i += batch {
 			h.storeAll(h.recs(ks[i:i+batch], []byte(fmt.Sprintf("value-%d", i))))
@@ -228,7 +228,7 @@ var cases = []testCase{
 		}
 	}},
 	{name: "ConcurrentStore", run: func(h *harness) {
-		const writers, each = 32, 48
+		const writers, each = 32, 24
 		var wg sync.WaitGroup
 		done := make(chan struct{})
 		errs := make(chan error, writers+1)

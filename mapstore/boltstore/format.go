@@ -1,0 +1,98 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/stowage/stowage/mapstore"
+)
+
+// The layout inside the file (see the package doc). Frozen: a change
+// needs a new formatVersion and a reader for the old one.
+const (
+	formatVersion = 1
+	metaKey       = "format" // 6 bytes: never the 4-byte name of a partition bucket
+	maxHeader     = 1 + 2*binary.MaxVarintLen64
+)
+
+// errHeader reports a value whose header cannot be read.
+var errHeader = errors.New("malformed value header")
+
+// partBucket names the sub-bucket of partition p.
+func partBucket(p int) []byte { return binary.BigEndian.AppendUint32(make([]byte, 0, 4), uint32(p)) }
+
+// encodeMeta is the map bucket's format record: format version, partition
+// count, hash id.
+func encodeMeta(partitions int, hashID string) []byte {
+	b := append(make([]byte, 0, 1+binary.MaxVarintLen64+len(hashID)), formatVersion)
+	b = binary.AppendUvarint(b, uint64(partitions))
+	return append(b, hashID...)
+}
+
+func decodeMeta(b []byte) (partitions int, hashID string, err error) {
+	if len(b) < 2 || b[0] != formatVersion {
+		return 0, "", fmt.Errorf("unknown format record %x", b)
+	}
+	n, w := binary.Uvarint(b[1:])
+	if w <= 0 || n == 0 || n > 1<<31 {
+		return 0, "", fmt.Errorf("bad partition count in format record %x", b)
+	}
+	return int(n), string(b[1+w:]), nil
+}
+
+// encodeValue is one entry's stored value: format version, uvarint epoch,
+// uvarint seq, then the value bytes.
+func encodeValue(v mapstore.Version, value []byte) []byte {
+	b := append(make([]byte, 0, maxHeader+len(value)), formatVersion)
+	b = binary.AppendUvarint(b, v.Epoch)
+	b = binary.AppendUvarint(b, v.Seq)
+	return append(b, value...)
+}
+
+// decodeHeader returns the version of a stored value and where its bytes
+// start.
+func decodeHeader(b []byte) (mapstore.Version, int, error) {
+	if len(b) < 3 || b[0] != formatVersion {
+		return mapstore.Version{}, 0, errHeader
+	}
+	e, n := binary.Uvarint(b[1:])
+	if n <= 0 {
+		return mapstore.Version{}, 0, errHeader
+	}
+	s, m := binary.Uvarint(b[1+n:])
+	if m <= 0 {
+		return mapstore.Version{}, 0, errHeader
+	}
+	return mapstore.Version{Epoch: e, Seq: s}, 1 + n + m, nil
+}
+
+// arenaSize is the size of the blocks that keys and values read in bulk
+// are copied into: one allocation per block instead of two per entry,
+// while a caller keeping a single entry keeps at most one block alive.
+const arenaSize = 64 << 10
+
+// arena hands out copies carved from shared blocks. Each copy has its
+// capacity cut to its length, so an append by the caller reallocates
+// instead of running into a neighbour.
+type arena struct{ buf []byte }
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) > arenaSize/8 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, arenaSize)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[n:len(a.buf):len(a.buf)]
+}
+
+// keyString shows a key in an error, cut short if long.
+func keyString(k []byte) string {
+	if len(k) > 64 {
+		return fmt.Sprintf("%q... (%d bytes)", k[:64], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}

@@ -1,0 +1,91 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/stowage/stowage/mapstore"
+)
+
+// file is one open bbolt file, shared by every map of this process that
+// lives in it: bbolt's flock is per open file, so a second bolt.Open of
+// the same file in one process would wait for the first one's lock.
+type file struct {
+	path   string
+	db     *bolt.DB
+	commit *committer
+	maps   map[string]bool // maps open in this file
+	anon   int             // uses by no map (Maps); the file closes when both are gone
+}
+
+// files holds the open files by absolute path.
+var files = struct {
+	sync.Mutex
+	m map[string]*file
+}{m: map[string]*file{}}
+
+// acquire opens path (or takes the file already open) for mapName. An
+// empty mapName takes a reference that no map owns (for Maps).
+func acquire(path, mapName string, timeout time.Duration, log *slog.Logger) (*file, error) {
+	files.Lock()
+	defer files.Unlock()
+	f := files.m[path]
+	if f == nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, fmt.Errorf("stowage/mapstore/boltstore: create the directory of %s: %w", path, err)
+		}
+		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType})
+		if err != nil {
+			if errors.Is(err, bolterrors.ErrTimeout) {
+				return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w (gave up after %s)", path, mapstore.ErrLocked, timeout)
+			}
+			return nil, fmt.Errorf("stowage/mapstore/boltstore: open %s: %w", path, err)
+		}
+		f = &file{path: path, db: db, commit: &committer{db: db}, maps: map[string]bool{}}
+		files.m[path] = f
+		log.Debug("stowage/mapstore/boltstore: opened file", "path", path)
+	}
+	if mapName != "" {
+		if f.maps[mapName] {
+			f.closeIfUnused(log)
+			return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %w", path, mapName, ErrMapOpen)
+		}
+		f.maps[mapName] = true
+	} else {
+		f.anon++
+	}
+	return f, nil
+}
+
+// release drops mapName's use of f and closes f when no map uses it.
+func (f *file) release(mapName string, log *slog.Logger) error {
+	files.Lock()
+	defer files.Unlock()
+	if mapName == "" {
+		f.anon--
+	} else {
+		delete(f.maps, mapName)
+	}
+	return f.closeIfUnused(log)
+}
+
+// closeIfUnused closes f if no map uses it; files' lock is held.
+func (f *file) closeIfUnused(log *slog.Logger) error {
+	if len(f.maps) > 0 || f.anon > 0 {
+		return nil
+	}
+	delete(files.m, f.path)
+	log.Debug("stowage/mapstore/boltstore: closing file", "path", f.path)
+	if err := f.db.Close(); err != nil {
+		return fmt.Errorf("stowage/mapstore/boltstore: close %s: %w", f.path, err)
+	}
+	return nil
+}
