@@ -1,10 +1,8 @@
 package serde
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
-	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -55,68 +53,14 @@ func (c msgpackCodec[T]) Encode(v T) ([]byte, error) {
 	if !c.maps {
 		return b, nil
 	}
-	var generic any
-	if err := msgpack.Unmarshal(b, &generic); err != nil {
+	out, rest, err := canonical(b, make([]byte, 0, len(b)), 0)
+	if err == nil && len(rest) != 0 {
+		err = fmt.Errorf("%d trailing bytes", len(rest))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("stowage/serde: msgpack canonicalize %T: %w", v, err)
 	}
-	var buf bytes.Buffer
-	if err := canonical(msgpack.NewEncoder(&buf), generic); err != nil {
-		return nil, fmt.Errorf("stowage/serde: msgpack canonicalize %T: %w", v, err)
-	}
-	return buf.Bytes(), nil
-}
-
-// canonical writes v with every map's entries ordered by encoded key.
-func canonical(enc *msgpack.Encoder, v any) error {
-	type kv struct {
-		k []byte
-		v any
-	}
-	var entries []kv
-	add := func(k, val any) error {
-		kb, err := msgpack.Marshal(k)
-		entries = append(entries, kv{kb, val})
-		return err
-	}
-	switch m := v.(type) {
-	case map[string]any:
-		for k, val := range m {
-			if err := add(k, val); err != nil {
-				return err
-			}
-		}
-	case map[any]any:
-		for k, val := range m {
-			if err := add(k, val); err != nil {
-				return err
-			}
-		}
-	case []any:
-		if err := enc.EncodeArrayLen(len(m)); err != nil {
-			return err
-		}
-		for _, e := range m {
-			if err := canonical(enc, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		return enc.Encode(v)
-	}
-	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].k, entries[j].k) < 0 })
-	if err := enc.EncodeMapLen(len(entries)); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if _, err := enc.Writer().Write(e.k); err != nil {
-			return err
-		}
-		if err := canonical(enc, e.v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out, nil
 }
 
 func (msgpackCodec[T]) Decode(b []byte) (T, error) {
@@ -138,8 +82,16 @@ func (stringCodec) Decode(b []byte) (string, error) { return string(b), nil }
 
 type bytesCodec struct{}
 
-// Bytes returns the codec of byte slices as themselves; Decode copies.
+// Bytes returns the codec of byte slices as themselves. Both directions
+// copy, and never return nil: an empty value stays an empty, non-nil slice,
+// so that it cannot be taken for a deleted entry (whose value is nil).
 func Bytes() Codec[[]byte] { return bytesCodec{} }
 
-func (bytesCodec) Encode(v []byte) ([]byte, error) { return append([]byte(nil), v...), nil }
-func (bytesCodec) Decode(b []byte) ([]byte, error) { return append([]byte(nil), b...), nil }
+func (bytesCodec) Encode(v []byte) ([]byte, error) { return clone(v), nil }
+func (bytesCodec) Decode(b []byte) ([]byte, error) { return clone(b), nil }
+
+func clone(b []byte) []byte {
+	c := make([]byte, len(b))
+	copy(c, b)
+	return c
+}
