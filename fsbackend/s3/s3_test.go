@@ -97,7 +97,15 @@ func TestCheckpointSuiteGofakes3(t *testing.T) {
 	})
 }
 
+// TestMapStoreContractGofakes3 runs the MapStore contract on the file map
+// store over S3. Its many-keys case makes tens of thousands of SDK calls
+// (about 40 s alone on an idle machine, minutes under the race detector),
+// so it is skipped with -short and under -race; the conformance and
+// checkpoint suites cover the same calls concurrently.
 func TestMapStoreContractGofakes3(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("slow: skipped with -short and under -race")
+	}
 	srv := s3test.NewServer(t)
 	b := "maps"
 	srv.CreateBucket(t, b)
