@@ -12,7 +12,17 @@
 //     fsbackend.ErrUnsupported; Abort drops the buffer.
 //   - Stats counts objects and bytes made durable and the retries taken,
 //     for the "bytes written per byte of new data" figure and for metrics.
+//   - Property helpers shared by the back ends' ParseProperties: BucketURL
+//     (scheme://bucket[/prefix]), Bool, Endpoint, RetryFromProperties and
+//     SecretHash (a one-way identity of credentials for client cache keys).
 //
 // The API is small and stable: Retry, RetryPolicy, DefaultRetryPolicy,
-// Writer, NewWriter, PutFunc, Stats.
+// Writer, NewWriter, PutFunc, AbortFunc, Stats, and the property helpers.
+// A Writer's Close runs its PUT under the context given to NewWriter (the
+// one passed to Create), so the caller's deadline bounds the whole write;
+// Abort's clean-up runs without that context's cancellation.
+//
+// Sub-package s3test (tests only) runs gofakes3 in process with fault
+// injection (503 SlowDown, 500, lost answers) and reaches the moto server
+// named by STOWAGE_TEST_S3_ENDPOINT.
 package objstore
