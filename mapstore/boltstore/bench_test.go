@@ -21,12 +21,22 @@ const (
 	benchValueSize = 256
 )
 
-// parallel64 runs fn from 64 goroutines (whatever GOMAXPROCS is), each
-// with its own writer number, and reports puts/s.
-func parallel64(b *testing.B, fn func(w int, i int) error) {
+// parallel runs fn from about writers goroutines (a multiple of
+// GOMAXPROCS), each with its own writer number, and reports puts/s.
+func parallel(b *testing.B, writers int, fn func(w int, i int) error) {
 	b.Helper()
+	if writers == 1 {
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			if err := fn(0, i); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "puts/s")
+		return
+	}
 	procs := runtime.GOMAXPROCS(0)
-	b.SetParallelism((benchWriters + procs - 1) / procs)
+	b.SetParallelism((writers + procs - 1) / procs)
 	var writer, next atomic.Int64
 	b.ResetTimer()
 	start := time.Now()
@@ -42,51 +52,55 @@ func parallel64(b *testing.B, fn func(w int, i int) error) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "puts/s")
 }
 
-// BenchmarkStore is Store from 64 goroutines, 256 B values.
+// BenchmarkStore is Store from 64 goroutines and from one, 256 B values.
 func BenchmarkStore(b *testing.B) {
-	b.Run("writers=64", func(b *testing.B) {
-		s, err := boltstore.Open(filepath.Join(b.TempDir(), "maps.db"), boltstore.Options{MapName: "m"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		value := make([]byte, benchValueSize)
-		parallel64(b, func(w, i int) error {
-			key := []byte("job-" + strconv.Itoa(i))
-			return s.Store(b.Context(), mapstore.Record{Partition: partition.Of(key, partition.DefaultCount),
-				Version: mapstore.Version{Epoch: 1, Seq: uint64(i)}, Key: key, Value: value})
-		})
-	})
-}
-
-// BenchmarkBolt is plain bbolt, the reference: DB.Batch with its default
-// settings, and one put per DB.Update, both from 64 goroutines.
-func BenchmarkBolt(b *testing.B) {
-	for _, batch := range []bool{true, false} {
-		name := "Batch/writers=64"
-		if !batch {
-			name = "UpdatePerPut/writers=64"
-		}
-		b.Run(name, func(b *testing.B) {
-			db, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), 0o600, nil)
+	for _, writers := range []int{benchWriters, 1} {
+		b.Run(fmt.Sprint("writers=", writers), func(b *testing.B) {
+			s, err := boltstore.Open(filepath.Join(b.TempDir(), "maps.db"), boltstore.Options{MapName: "m"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer db.Close()
-			bucket := []byte("bench")
-			if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
-				b.Fatal(err)
-			}
+			defer s.Close()
 			value := make([]byte, benchValueSize)
-			parallel64(b, func(w, i int) error {
+			parallel(b, writers, func(w, i int) error {
 				key := []byte("job-" + strconv.Itoa(i))
-				put := func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put(key, value) }
-				if batch {
-					return db.Batch(put)
-				}
-				return db.Update(put)
+				return s.Store(b.Context(), mapstore.Record{Partition: partition.Of(key, partition.DefaultCount),
+					Version: mapstore.Version{Epoch: 1, Seq: uint64(i)}, Key: key, Value: value})
 			})
 		})
+	}
+}
+
+// BenchmarkBolt is plain bbolt, the reference: DB.Batch with its default
+// settings, and one put per DB.Update, from 64 goroutines and from one.
+func BenchmarkBolt(b *testing.B) {
+	for _, writers := range []int{benchWriters, 1} {
+		for _, batch := range []bool{true, false} {
+			name := fmt.Sprint("Batch/writers=", writers)
+			if !batch {
+				name = fmt.Sprint("UpdatePerPut/writers=", writers)
+			}
+			b.Run(name, func(b *testing.B) {
+				db, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), 0o600, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				bucket := []byte("bench")
+				if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
+					b.Fatal(err)
+				}
+				value := make([]byte, benchValueSize)
+				parallel(b, writers, func(w, i int) error {
+					key := []byte("job-" + strconv.Itoa(i))
+					put := func(tx *bolt.Tx) error { return tx.Bucket(bucket).Put(key, value) }
+					if batch {
+						return db.Batch(put)
+					}
+					return db.Update(put)
+				})
+			})
+		}
 	}
 }
 
