@@ -63,20 +63,45 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 		return nil, err
 	}
 	dir := filepath.Dir(p)
-	if err := mkdirAllSync(dir, f.root); err != nil {
-		return nil, err
-	}
-	file, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	for try := 0; errors.Is(err, fs.ErrNotExist) && try < 3; try++ {
-		// A concurrent Remove emptied and removed the parent: make it again.
-		if err = mkdirAllSync(dir, f.root); err == nil {
-			file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		}
-	}
+	var file *os.File
+	err = withParents(dir, f.root, func() (err error) {
+		file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &writer{f: file, dir: dir}, nil
+}
+
+// withParents makes dir and runs op in it. A concurrent Remove may empty
+// and remove any directory on the way (between the Mkdir of a parent and
+// that of its child, or before op), so a missing directory is made again,
+// a bounded number of times.
+func withParents(dir, root string, op func() error) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = mkdirAllSync(dir, root); err == nil {
+			err = op()
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// syncUp syncs dir or, when a concurrent Remove already removed it, its
+// nearest existing ancestor below or at root, whose entry for the removed
+// directory is what must be durable then.
+func syncUp(dir, root string) error {
+	for {
+		err := syncDir(dir)
+		if !errors.Is(err, fs.ErrNotExist) || dir == root || !strings.HasPrefix(dir, root) {
+			return err
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // mkdirAllSync creates dir and syncs each parent whose entry it added, so a
@@ -315,7 +340,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 		return notExist(err)
 	}
 	dir := filepath.Dir(p)
-	if err := syncDir(dir); err != nil {
+	if err := syncUp(dir, f.root); err != nil {
 		return err
 	}
 	for dir != f.root && strings.HasPrefix(dir, f.root) {
@@ -342,17 +367,14 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	} else if st.IsDir() {
 		return &fs.PathError{Op: "rename", Path: op, Err: fs.ErrNotExist}
 	}
-	if err := mkdirAllSync(filepath.Dir(np), f.root); err != nil {
-		return err
-	}
-	if err := os.Rename(op, np); err != nil {
-		return err
+	if err := withParents(filepath.Dir(np), f.root, func() error { return os.Rename(op, np) }); err != nil {
+		return notExist(err)
 	}
 	if err := syncDir(filepath.Dir(np)); err != nil {
 		return err
 	}
 	if filepath.Dir(np) != filepath.Dir(op) {
-		return syncDir(filepath.Dir(op))
+		return syncUp(filepath.Dir(op), f.root)
 	}
 	return nil
 }
