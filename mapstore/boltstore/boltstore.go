@@ -146,7 +146,8 @@ func (s *Store) prepare(tx *bolt.Tx) error {
 				return fmt.Errorf("partition bucket %d is missing", p)
 			}
 		}
-		return nil
+		_, err := b.CreateBucketIfNotExists([]byte(versionsKey))
+		return err
 	}
 	return s.rehash(b, parts)
 }
@@ -157,15 +158,35 @@ func (s *Store) createPartitions(b *bolt.Bucket) error {
 			return fmt.Errorf("create partition bucket %d: %w", p, err)
 		}
 	}
+	if _, err := b.CreateBucketIfNotExists([]byte(versionsKey)); err != nil {
+		return err
+	}
 	return b.Put([]byte(metaKey), encodeMeta(s.parts, partition.HashID))
 }
 
 // rehash moves every entry of a map stored with old partitions into the
 // buckets of s.parts partitions, in the one transaction of Open. Versions
-// are kept; they keep ordering the changes of each key.
+// are kept; they keep ordering the changes of each key. Each new
+// partition's highest version becomes the highest of all old ones, so
+// versions given after the change order after every stored one.
 func (s *Store) rehash(b *bolt.Bucket, old int) error {
 	type kv struct{ k, v []byte }
 	var all []kv
+	var top mapstore.Version
+	if vb := b.Bucket([]byte(versionsKey)); vb != nil {
+		err := vb.ForEach(func(_, v []byte) error {
+			if w := decodeVersion(v); top.Less(w) {
+				top = w
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := b.DeleteBucket([]byte(versionsKey)); err != nil {
+			return err
+		}
+	}
 	for p := 0; p < old; p++ {
 		pb := b.Bucket(partBucket(p))
 		if pb == nil {
@@ -187,6 +208,15 @@ func (s *Store) rehash(b *bolt.Bucket, old int) error {
 	}
 	for _, e := range all {
 		if err := b.Bucket(partBucket(partition.Of(e.k, s.parts))).Put(e.k, e.v); err != nil {
+			return err
+		}
+		if w, _, err := decodeHeader(e.v); err == nil && top.Less(w) {
+			top = w
+		}
+	}
+	vb := b.Bucket([]byte(versionsKey))
+	for p := 0; p < s.parts && top != (mapstore.Version{}); p++ {
+		if err := vb.Put(partBucket(p), encodeVersion(top)); err != nil {
 			return err
 		}
 	}

@@ -330,6 +330,13 @@ func TestRehashOnNewPartitionCount(t *testing.T) {
 	if err != nil || !ok || string(r.Value) != "value-77" || r.Version.Seq != 78 {
 		t.Fatalf("Load after re-hashing: %+v, %v, %v", r, ok, err)
 	}
+	// Versions given after the change order after every stored one.
+	vs := any(s).(versioned)
+	for p := 0; p < 271; p++ {
+		if v := vs.LastVersion(p); v.Seq < 500 {
+			t.Fatalf("LastVersion(%d) after re-hashing = %+v, want at least seq 500", p, v)
+		}
+	}
 }
 
 // TestDamagedValueIsSkipped breaks one stored value's header (through
@@ -499,5 +506,58 @@ func TestBenchPuts(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "precious" {
 		t.Fatalf("existing file changed: %q, %v", b, err)
+	}
+}
+
+// versioned and epochStarter are the optional interfaces the map uses.
+type versioned interface {
+	LastVersion(p int) mapstore.Version
+	StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error
+}
+
+func TestLastVersionCountsDeletesAndEpochs(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "maps.db")
+	const parts = 4
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
+	var vs versioned = s
+	r := rec("k", "v", parts, 5)
+	other := (r.Partition + 1) % parts
+	if v := vs.LastVersion(r.Partition); v != (mapstore.Version{}) {
+		t.Fatalf("LastVersion of an empty partition = %+v", v)
+	}
+	if err := s.Store(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	del := r
+	del.Version.Seq = 9
+	if err := s.Delete(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	older := r
+	older.Key, older.Version = []byte("k2"), mapstore.Version{Epoch: 1, Seq: 7}
+	older.Partition = partition.Of(older.Key, parts)
+	if older.Partition == r.Partition {
+		if err := s.Store(ctx, older); err != nil { // a lower version does not lower it
+			t.Fatal(err)
+		}
+	}
+	if err := vs.StartEpochs(ctx, map[int]mapstore.Version{other: {Epoch: 3, Seq: 40}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
+	defer s.Close()
+	vs = s
+	if v := vs.LastVersion(r.Partition); v != del.Version {
+		t.Fatalf("LastVersion after a delete and a restart = %+v, want the delete's %+v", v, del.Version)
+	}
+	if v := vs.LastVersion(other); v != (mapstore.Version{Epoch: 3, Seq: 40}) {
+		t.Fatalf("LastVersion after an epoch start = %+v, want {3 40}", v)
+	}
+	if err := vs.StartEpochs(ctx, map[int]mapstore.Version{parts: {Epoch: 1}}); err == nil {
+		t.Fatal("StartEpochs of a partition out of range succeeded")
 	}
 }

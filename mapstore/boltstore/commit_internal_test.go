@@ -1,9 +1,12 @@
 package boltstore
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,5 +60,61 @@ func BenchmarkCommit(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "puts/s")
 		})
+	}
+}
+
+// TestCommitFailureIsolated commits from many goroutines at once, one of
+// whose functions fails: only that one fails, every other change is
+// committed (a shared transaction that failed is retried change by
+// change).
+func TestCommitFailureIsolated(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bucket := []byte("b")
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
+		t.Fatal(err)
+	}
+	c := &committer{db: db}
+	bad := errors.New("this change fails")
+	const writers, each = 16, 20
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				key := []byte(fmt.Sprint(w, "-", i))
+				fail := w == 3 && i%5 == 0
+				err := c.commit(func(tx *bolt.Tx) error {
+					if err := tx.Bucket(bucket).Put(key, []byte("v")); err != nil {
+						return err
+					}
+					if fail {
+						return bad
+					}
+					return nil
+				})
+				switch {
+				case fail && !errors.Is(err, bad):
+					t.Errorf("failing change %s: err %v", key, err)
+				case fail:
+					failed.Add(1)
+				case err != nil:
+					t.Errorf("change %s: %v", key, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	if err := db.View(func(tx *bolt.Tx) error { n = tx.Bucket(bucket).Stats().KeyN; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := writers*each - int(failed.Load()); n != want || failed.Load() != each/5 {
+		t.Fatalf("%d keys committed, want %d (%d changes failed, want %d)", n, want, failed.Load(), each/5)
 	}
 }

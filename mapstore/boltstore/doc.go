@@ -33,6 +33,8 @@
 //	    <key>              the serialized key ->
 //	                       1 byte format version (1), uvarint epoch,
 //	                       uvarint seq, then the value bytes
+//	"versions"             a sub-bucket of each partition's highest version
+//	    <partition>        uvarint epoch, uvarint seq
 //
 // The partition is not repeated in each value: it is the sub-bucket's
 // name. Sub-buckets make EAGER loading fast: LoadPartition reads only its
@@ -42,7 +44,10 @@
 // another partition count is re-hashed into the new count's buckets by
 // Open, in one transaction; versions are kept. Deleted entries are
 // removed from bbolt (there are no tombstones: bbolt is the state, not a
-// log). bbolt keys are 1 to 32768 bytes: an empty key is refused.
+// log), so the highest version of each partition, deletes and epoch
+// starts included, is kept in "versions", raised in the same transaction
+// as the change; LastVersion reads it, and the map starts its next epoch
+// after it. bbolt keys are 1 to 32768 bytes: an empty key is refused.
 //
 // # Sharing the file
 //

@@ -12,7 +12,8 @@ import (
 // needs a new formatVersion and a reader for the old one.
 const (
 	formatVersion = 1
-	metaKey       = "format" // 6 bytes: never the 4-byte name of a partition bucket
+	metaKey       = "format"   // 6 bytes: never the 4-byte name of a partition bucket
+	versionsKey   = "versions" // sub-bucket of each partition's highest version
 	maxHeader     = 1 + 2*binary.MaxVarintLen64
 )
 
@@ -48,6 +49,26 @@ func encodeValue(v mapstore.Version, value []byte) []byte {
 	b = binary.AppendUvarint(b, v.Epoch)
 	b = binary.AppendUvarint(b, v.Seq)
 	return append(b, value...)
+}
+
+// encodeVersion is a partition's highest version in the versions bucket.
+func encodeVersion(v mapstore.Version) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, 2*binary.MaxVarintLen64), v.Epoch)
+	return binary.AppendUvarint(b, v.Seq)
+}
+
+// decodeVersion reads encodeVersion's bytes; damage reads as the zero
+// version, which the next write or epoch start replaces.
+func decodeVersion(b []byte) mapstore.Version {
+	e, n := binary.Uvarint(b)
+	if n <= 0 {
+		return mapstore.Version{}
+	}
+	s, m := binary.Uvarint(b[n:])
+	if m <= 0 {
+		return mapstore.Version{}
+	}
+	return mapstore.Version{Epoch: e, Seq: s}
 }
 
 // decodeHeader returns the version of a stored value and where its bytes

@@ -45,6 +45,7 @@ func (s *Store) write(ctx context.Context, op string, rs []mapstore.Record, del 
 	if !del {
 		vals = make([][]byte, len(rs))
 	}
+	var tops highest
 	for i, r := range rs {
 		if err := s.check(r); err != nil {
 			return fmt.Errorf("stowage/mapstore/boltstore: map %q: %s key %s: %w", s.name, op, keyString(r.Key), err)
@@ -52,6 +53,7 @@ func (s *Store) write(ctx context.Context, op string, rs []mapstore.Record, del 
 		if !del {
 			vals[i] = encodeValue(r.Version, r.Value)
 		}
+		tops.add(r.Partition, r.Version)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -81,7 +83,7 @@ func (s *Store) write(ctx context.Context, op string, rs []mapstore.Record, del 
 				return fmt.Errorf("key %s: %w", keyString(r.Key), err)
 			}
 		}
-		return nil
+		return tops.raise(b)
 	})
 	if err != nil {
 		return fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %s of %d records: %w", s.f.path, s.name, op, len(rs), err)
