@@ -7,11 +7,45 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/stowage/stowage/fsbackend"
 )
 
 func init() {
 	register("ConcurrentCreate", testConcurrentCreate)
 	register("ConcurrentCreateSameName", testConcurrentCreateSameName)
+	register("ConcurrentCreateRemove", testConcurrentCreateRemove)
+}
+
+// testConcurrentCreateRemove creates and removes files in one directory
+// from several goroutines, so that removes keep emptying the directory
+// (which back ends with directories may then remove) while creates need it.
+func testConcurrentCreateRemove(t *testing.T, e *env) {
+	var wg sync.WaitGroup
+	errs := make(chan error, e.opts.Concurrency*2)
+	for w := 0; w < e.opts.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				name := fmt.Sprintf("d/sub/%d-%d", w, i)
+				if err := fsbackend.WriteFile(e.ctx, e.fs, name, []byte(name)); err != nil {
+					errs <- fmt.Errorf("WriteFile(%q): %w", name, err)
+					return
+				}
+				if err := e.fs.Remove(e.ctx, name); err != nil {
+					errs <- fmt.Errorf("Remove(%q): %w", name, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	e.wantList("d")
 }
 
 func testConcurrentCreate(t *testing.T, e *env) {

@@ -22,11 +22,17 @@
 // missing names, recursive sorted List of files only, Remove and Rename
 // semantics, Abort leaving nothing behind, Sync against DurableAppend,
 // ErrInvalidName for every method, ErrClosed after Close, ReadAt at and
-// past the end, concurrent use, names that need escaping on object stores,
+// past the end, concurrent use (including creates racing removes that
+// empty their directory), names that need escaping on object stores,
 // a large file, the WriteFile/WriteFileAtomic helpers and fsbackend.Sub
 // isolation. It checks only what the contract promises, so that a test
 // failure is a back end bug (or a contract ambiguity worth raising), never
 // a matter of taste.
+//
+// Options.Skip skips named subtests with a reason, for a deviation that is
+// known and tracked; the skip shows in go test -v. A Reader that ignores
+// Close (no fsbackend.ErrClosed afterwards) is reported by a skip of
+// ReaderClosed rather than a failure, until every back end tracks it.
 //
 // Each subtest closes its FS when it ends and ignores the error, so newFS
 // may register its own cleanups too. Subtests do not run in parallel with
