@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,10 +117,31 @@ func (c *child) stop() error {
 }
 
 // writeConfigDir writes a SeaTunnel config directory whose engine* maps
-// persist EAGERly under dataDir on the local disk.
+// (and checkpoints) persist EAGERly under dataDir on the local disk.
 func writeConfigDir(dir, dataDir, cluster string) error {
+	return writeConfigDirOn(dir, cluster, filepath.Join(dataDir, "imap"), filepath.Join(dataDir, "checkpoint")+"/", 5801,
+		map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+}
+
+// writeConfigDirOn writes a SeaTunnel config directory whose engine* maps
+// persist below imapNS and the checkpoints below checkpointNS (absolute paths) on the storage that props describe
+// (storage.type, fs.defaultFS and any key of that back end), and the member
+// listens on port.
+func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, port int, props map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	block := func(indent string) string {
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s%s: %s\n", indent, strconv.Quote(k), strconv.Quote(props[k]))
+		}
+		return b.String()
 	}
 	seatunnel := `seatunnel:
   engine:
@@ -130,10 +153,8 @@ func writeConfigDir(dir, dataDir, cluster string) error {
         type: hdfs
         max-retained: 3
         plugin-config:
-          namespace: ` + filepath.Join(dataDir, "checkpoint") + `/
-          storage.type: hdfs
-          fs.defaultFS: file:///
-`
+          namespace: ` + strconv.Quote(checkpointNS) + `
+` + block("          ")
 	hazelcast := `hazelcast:
   cluster-name: ` + cluster + `
   network:
@@ -144,7 +165,7 @@ func writeConfigDir(dir, dataDir, cluster string) error {
           - 127.0.0.1
     port:
       auto-increment: false
-      port: 5801
+      port: ` + strconv.Itoa(port) + `
   map:
     engine*:
       map-store:
@@ -153,11 +174,9 @@ func writeConfigDir(dir, dataDir, cluster string) error {
         factory-class-name: org.apache.seatunnel.engine.server.persistence.FileMapStoreFactory
         properties:
           type: hdfs
-          namespace: ` + filepath.Join(dataDir, "imap") + `
+          namespace: ` + strconv.Quote(imapNS) + `
           clusterName: ` + cluster + `
-          storage.type: hdfs
-          fs.defaultFS: file:///
-`
+` + block("          ")
 	if err := os.WriteFile(filepath.Join(dir, "seatunnel.yaml"), []byte(seatunnel), 0o644); err != nil {
 		return err
 	}

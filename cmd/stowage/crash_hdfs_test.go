@@ -5,76 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 )
-
-// writeConfigDirOn writes a SeaTunnel config directory like writeConfigDir,
-// but the engine* maps persist below imapNS and the checkpoints below
-// checkpointNS (absolute paths) on the storage that props describe
-// (storage.type, fs.defaultFS and any key of that back end), and the member
-// listens on port.
-func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, port int, props map[string]string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	block := func(indent string) string {
-		var b strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%s%s: %s\n", indent, strconv.Quote(k), strconv.Quote(props[k]))
-		}
-		return b.String()
-	}
-	seatunnel := `seatunnel:
-  engine:
-    backup-count: 1
-    checkpoint:
-      interval: 10000
-      timeout: 60000
-      storage:
-        type: hdfs
-        max-retained: 3
-        plugin-config:
-          namespace: ` + strconv.Quote(checkpointNS) + `
-` + block("          ")
-	hazelcast := `hazelcast:
-  cluster-name: ` + cluster + `
-  network:
-    join:
-      tcp-ip:
-        enabled: true
-        member-list:
-          - 127.0.0.1
-    port:
-      auto-increment: false
-      port: ` + strconv.Itoa(port) + `
-  map:
-    engine*:
-      map-store:
-        enabled: true
-        initial-mode: EAGER
-        factory-class-name: org.apache.seatunnel.engine.server.persistence.FileMapStoreFactory
-        properties:
-          type: hdfs
-          namespace: ` + strconv.Quote(imapNS) + `
-          clusterName: ` + cluster + `
-` + block("          ")
-	if err := os.WriteFile(filepath.Join(dir, "seatunnel.yaml"), []byte(seatunnel), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "hazelcast.yaml"), []byte(hazelcast), 0o644)
-}
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func freePort(t *testing.T) int {
