@@ -18,8 +18,10 @@ import (
 type Member struct {
 	// ID is "host:port-<start Unix nanos>", stable for the member's life.
 	ID string
-	// Addr is the member's host:port.
+	// Addr is the member's host:port (membership: TCP and UDP).
 	Addr string
+	// RPC is the address of the member's Transport ("" when it has none).
+	RPC string
 	// Started is when the member started; the oldest is the master.
 	Started time.Time
 }
@@ -148,7 +150,7 @@ func (c *Cluster) create(port int) error {
 	d := &delegate{c: c, start: start}
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge = d, d, d, d
 	mc.Logger = log.New(logWriter{c.cfg.Logger}, "", 0)
-	c.self = Member{ID: mc.Name, Addr: addr, Started: start}
+	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Started: start}
 	c.d = d
 	ml, err := memberlist.Create(mc)
 	if err != nil {
@@ -250,6 +252,14 @@ func (c *Cluster) IsMaster() bool { return c.Master().ID == c.self.ID }
 // closed by Leave or Close.
 func (c *Cluster) Events() <-chan Event { return c.events }
 
+// Changed returns a channel that is closed at the next membership change
+// (a member joined, left, failed or updated its metadata).
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
 // WaitForSize waits until at least n members (this one included) are
 // visible, or ctx is done.
 func (c *Cluster) WaitForSize(ctx context.Context, n int) error {
@@ -315,11 +325,11 @@ func (c *Cluster) Close() error {
 }
 
 func (c *Cluster) member(n *memberlist.Node) (Member, error) {
-	_, start, _, err := decodeMeta(n.Meta)
+	m, err := decodeMeta(n.Meta)
 	if err != nil {
 		return Member{}, err
 	}
-	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), Started: start}, nil
+	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), RPC: m.rpc, Started: m.start}, nil
 }
 
 // notify records a membership change, queues its event and wakes

@@ -28,6 +28,9 @@ type Config struct {
 	// MemberList is network.join.tcp-ip.member-list: "host", "host:port"
 	// or "host:first-last". The member's own address is skipped.
 	MemberList []string
+	// RPCAddr is the address of this member's Transport, published in
+	// its metadata so that the others can call it; "" for none.
+	RPCAddr string
 	// InitialMinClusterSize is hazelcast.initial.min.cluster.size: Join
 	// returns once this many members (itself included) are visible.
 	// Default 1.
@@ -91,6 +94,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.ClusterName == "" {
 		errs = append(errs, errors.New("stowage/cluster: cluster-name is empty"))
+	}
+	if len(c.ClusterName) > 255 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: cluster-name is %d bytes long; at most 255", len(c.ClusterName)))
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("stowage/cluster: network.port %d out of range", c.Port))

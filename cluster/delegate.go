@@ -21,7 +21,7 @@ type delegate struct {
 func (d *delegate) NodeMeta(limit int) []byte {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return encodeMeta(d.c.cfg.ClusterName, d.start, d.flags)
+	return encodeMeta(meta{cluster: d.c.cfg.ClusterName, start: d.start, flags: d.flags, rpc: d.c.cfg.RPCAddr})
 }
 
 func (d *delegate) setLeaving() {
@@ -39,7 +39,7 @@ func (d *delegate) NotifyJoin(n *memberlist.Node)   { d.c.notify(MemberJoined, n
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.c.notify(0, n) }
 func (d *delegate) NotifyLeave(n *memberlist.Node) {
 	kind := MemberFailed
-	if _, _, flags, err := decodeMeta(n.Meta); err == nil && flags&flagLeaving != 0 {
+	if m, err := decodeMeta(n.Meta); err == nil && m.flags&flagLeaving != 0 {
 		kind = MemberLeft
 	}
 	d.c.notify(kind, n)
@@ -60,7 +60,8 @@ func (d *delegate) NotifyMerge(peers []*memberlist.Node) error {
 }
 
 func (d *delegate) check(n *memberlist.Node) error {
-	name, _, _, err := decodeMeta(n.Meta)
+	m, err := decodeMeta(n.Meta)
+	name := m.cluster
 	want := d.c.cfg.ClusterName
 	if err == nil && name == want {
 		return nil

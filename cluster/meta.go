@@ -11,26 +11,38 @@ import (
 )
 
 // metaVersion is the first byte of a member's metadata:
-// [version 1][flags 1][start Unix nanos, int64 big-endian 8][cluster name].
-const metaVersion = 1
+// [version 1][flags 1][start Unix nanos, int64 big-endian 8]
+// [cluster name length 1][cluster name][transport address].
+const metaVersion = 2
 
 // flagLeaving is set by Leave just before the leave message, so that the
 // others report MemberLeft rather than MemberFailed (memberlist does not
 // tell its event delegate which of the two happened).
 const flagLeaving = 1
 
-func encodeMeta(cluster string, start time.Time, flags byte) []byte {
-	b := make([]byte, 10, 10+len(cluster))
-	b[0], b[1] = metaVersion, flags
-	binary.BigEndian.PutUint64(b[2:], uint64(start.UnixNano()))
-	return append(b, cluster...)
+// meta is what a member publishes about itself.
+type meta struct {
+	cluster string
+	start   time.Time
+	flags   byte
+	rpc     string // transport address
 }
 
-func decodeMeta(b []byte) (cluster string, start time.Time, flags byte, err error) {
-	if len(b) < 10 || b[0] != metaVersion {
-		return "", time.Time{}, 0, errors.New("stowage/cluster: member metadata is not stowage's")
+func encodeMeta(m meta) []byte {
+	b := make([]byte, 11, 11+len(m.cluster)+len(m.rpc))
+	b[0], b[1] = metaVersion, m.flags
+	binary.BigEndian.PutUint64(b[2:], uint64(m.start.UnixNano()))
+	b[10] = byte(len(m.cluster))
+	b = append(b, m.cluster...)
+	return append(b, m.rpc...)
+}
+
+func decodeMeta(b []byte) (meta, error) {
+	if len(b) < 11 || b[0] != metaVersion || len(b) < 11+int(b[10]) {
+		return meta{}, errors.New("stowage/cluster: member metadata is not stowage's")
 	}
-	return string(b[10:]), time.Unix(0, int64(binary.BigEndian.Uint64(b[2:10]))), b[1], nil
+	n := 11 + int(b[10])
+	return meta{cluster: string(b[11:n]), start: time.Unix(0, int64(binary.BigEndian.Uint64(b[2:10]))), flags: b[1], rpc: string(b[n:])}, nil
 }
 
 // expand turns a member-list entry into host:port addresses.
