@@ -115,6 +115,22 @@ type Hazelcast struct {
 	// Maps are the map.<name or pattern> entries, in file order. None
 	// means no map is persisted.
 	Maps []MapConfig
+	// SplitBrainProtection is split-brain-protection: named minimum
+	// cluster sizes that maps refer to by split-brain-protection-ref.
+	SplitBrainProtection map[string]SplitBrainProtection
+}
+
+// SplitBrainProtection is one hazelcast.split-brain-protection.<name>
+// entry: below MinimumClusterSize live members, the operations named by
+// ProtectOn on the maps that refer to it fail.
+type SplitBrainProtection struct {
+	// Enabled is enabled. Default false, as Hazelcast's.
+	Enabled bool
+	// MinimumClusterSize is minimum-cluster-size; at least 2.
+	MinimumClusterSize int
+	// ProtectOn is protect-on, upper-cased: READ, WRITE or READ_WRITE
+	// (the default).
+	ProtectOn string
 }
 
 // Network is hazelcast.network. Its other keys (rest-api, interfaces,
@@ -130,8 +146,14 @@ type Network struct {
 	// PortCount is port.port-count: how many ports auto-increment tries.
 	// Default 100.
 	PortCount int
-	// TCPIPEnabled is join.tcp-ip.enabled. Default false.
+	// TCPIPEnabled is join.tcp-ip.enabled: join the members of
+	// MemberList. Default false: the member runs alone.
 	TCPIPEnabled bool
+	// PublicAddress is public-address: the host (or host:port) other
+	// members reach this one at. Default: 127.0.0.1 when every
+	// member-list entry is a loopback address, else the host's first
+	// non-loopback address.
+	PublicAddress string
 	// MemberList is join.tcp-ip.member-list (or members): host, host:port
 	// or a comma-separated list of them. Default empty.
 	MemberList []string
@@ -142,13 +164,29 @@ type MapConfig struct {
 	// Pattern is the entry's name: a map name, a pattern with one '*'
 	// (engine*), or "default".
 	Pattern string
-	// BackupCount is backup-count: synchronous backups, 0..6. Default 1.
+	// BackupCount is backup-count: synchronous backups, 0..6. Default 1;
+	// when the entry does not set it, seatunnel.engine.backup-count
+	// applies (see SyncBackups).
 	BackupCount int
 	// AsyncBackupCount is async-backup-count. Default 0. BackupCount +
 	// AsyncBackupCount is at most 6.
 	AsyncBackupCount int
+	// SplitBrainProtectionRef is split-brain-protection-ref: the name of
+	// a hazelcast.split-brain-protection entry, or "".
+	SplitBrainProtectionRef string
+
+	backupCountSet bool
 	// MapStore is map-store; nil when the entry has none.
 	MapStore *MapStoreConfig
+}
+
+// SyncBackups is the map's synchronous backup count: backup-count when
+// the entry sets it, else the engine's (seatunnel.engine.backup-count).
+func (m MapConfig) SyncBackups(engine int) int {
+	if m.backupCountSet {
+		return m.BackupCount
+	}
+	return engine
 }
 
 // MapStoreConfig is a map's map-store block.

@@ -93,7 +93,13 @@ func (c *Config) hazelcastNode() *yaml.Node {
 	}
 	maps := mapping()
 	for _, mc := range h.Maps {
-		m := mapping("backup-count", num(mc.BackupCount), "async-backup-count", num(mc.AsyncBackupCount))
+		m := mapping("async-backup-count", num(mc.AsyncBackupCount))
+		if mc.backupCountSet {
+			m = mapping("backup-count", num(mc.BackupCount), "async-backup-count", num(mc.AsyncBackupCount))
+		}
+		if mc.SplitBrainProtectionRef != "" {
+			m.Content = append(m.Content, str("split-brain-protection-ref"), str(mc.SplitBrainProtectionRef))
+		}
 		if ms := mc.MapStore; ms != nil {
 			store := mapping("enabled", boolean(ms.Enabled), "initial-mode", str(ms.InitialMode))
 			if ms.FactoryClassName != "" {
@@ -111,18 +117,36 @@ func (c *Config) hazelcastNode() *yaml.Node {
 		}
 		maps.Content = append(maps.Content, str(mc.Pattern), m)
 	}
+	network := mapping(
+		"port", mapping(
+			"port", num(h.Network.Port),
+			"auto-increment", boolean(h.Network.PortAutoIncrement),
+			"port-count", num(h.Network.PortCount),
+		),
+		"join", mapping("tcp-ip", tcp),
+	)
+	if h.Network.PublicAddress != "" {
+		network.Content = append(network.Content, str("public-address"), str(h.Network.PublicAddress))
+	}
 	hz := mapping(
 		"cluster-name", str(h.ClusterName),
-		"network", mapping(
-			"port", mapping(
-				"port", num(h.Network.Port),
-				"auto-increment", boolean(h.Network.PortAutoIncrement),
-				"port-count", num(h.Network.PortCount),
-			),
-			"join", mapping("tcp-ip", tcp),
-		),
+		"network", network,
 		"properties", propsNode(h.Properties),
 	)
+	if len(h.SplitBrainProtection) > 0 {
+		names := make([]string, 0, len(h.SplitBrainProtection))
+		for name := range h.SplitBrainProtection {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		sbp := mapping()
+		for _, name := range names {
+			sb := h.SplitBrainProtection[name]
+			sbp.Content = append(sbp.Content, str(name), mapping("enabled", boolean(sb.Enabled),
+				"minimum-cluster-size", num(sb.MinimumClusterSize), "protect-on", str(sb.ProtectOn)))
+		}
+		hz.Content = append(hz.Content, str("split-brain-protection"), sbp)
+	}
 	if len(h.Maps) > 0 {
 		hz.Content = append(hz.Content, str("map"), maps)
 	}

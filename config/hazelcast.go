@@ -46,6 +46,8 @@ func readHazelcast(h *Hazelcast, n node) error {
 		r.bool(&h.Network.PortAutoIncrement, port.child("auto-increment"))
 		r.int(&h.Network.PortCount, port.child("port-count"))
 	}
+	r.str(&h.Network.PublicAddress, nw.child("public-address"))
+	h.Network.PublicAddress = strings.TrimSpace(h.Network.PublicAddress)
 	tcp := nw.child("join").child("tcp-ip")
 	r.bool(&h.Network.TCPIPEnabled, tcp.child("enabled"))
 	if r.err != nil {
@@ -70,6 +72,25 @@ func readHazelcast(h *Hazelcast, n node) error {
 		h.Properties[k] = v
 	}
 
+	sbps, err := n.child("split-brain-protection").entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range sbps {
+		sb := SplitBrainProtection{ProtectOn: "READ_WRITE"}
+		r.bool(&sb.Enabled, e.val.child("enabled"))
+		r.int(&sb.MinimumClusterSize, e.val.child("minimum-cluster-size"))
+		r.str(&sb.ProtectOn, e.val.child("protect-on"))
+		sb.ProtectOn = strings.ToUpper(strings.TrimSpace(sb.ProtectOn))
+		if r.err != nil {
+			return r.err
+		}
+		if h.SplitBrainProtection == nil {
+			h.SplitBrainProtection = map[string]SplitBrainProtection{}
+		}
+		h.SplitBrainProtection[e.key] = sb
+	}
+
 	maps, err := n.child("map").entries()
 	if err != nil {
 		return err
@@ -88,7 +109,10 @@ func readMap(name string, n node) (MapConfig, error) {
 	mc := newMapConfig(name)
 	var r reader
 	r.int(&mc.BackupCount, n.child("backup-count"))
+	mc.backupCountSet = !n.child("backup-count").null()
 	r.int(&mc.AsyncBackupCount, n.child("async-backup-count"))
+	r.str(&mc.SplitBrainProtectionRef, n.child("split-brain-protection-ref"))
+	mc.SplitBrainProtectionRef = strings.TrimSpace(mc.SplitBrainProtectionRef)
 	ms := n.child("map-store")
 	if ms.n == nil {
 		return mc, r.err

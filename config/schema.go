@@ -107,8 +107,21 @@ var hazelcastSchema = func() *schema {
 	keys["properties"] = free
 	keys["network"] = networkSchema
 	keys["map"] = &schema{each: mapSchema}
+	keys["split-brain-protection"] = &schema{each: splitBrainSchema}
 	return block(keys)
 }()
+
+// splitBrainSchema is one hazelcast.split-brain-protection.<name> entry.
+var splitBrainSchema = block(map[string]*schema{
+	"enabled":                                  nil,
+	"minimum-cluster-size":                     nil,
+	"protect-on":                               nil,
+	"function-class-name":                      free,
+	"listeners":                                free,
+	"member-count-split-brain-protection":      free,
+	"probabilistic-split-brain-protection":     free,
+	"recently-active-split-brain-protection":   free,
+})
 
 var networkSchema = block(map[string]*schema{
 	"public-address": nil,

@@ -204,8 +204,30 @@ func (v *validator) hazelcast(h *Hazelcast) {
 		if mc.MapStore != nil && mc.MapStore.Enabled {
 			v.mapStore(key+".map-store", mc.MapStore)
 		}
+		if ref := mc.SplitBrainProtectionRef; ref != "" {
+			if _, ok := h.SplitBrainProtection[ref]; !ok {
+				v.add(key+".split-brain-protection-ref", "%q names no hazelcast.split-brain-protection entry", ref)
+			}
+		}
 	}
 	v.ambiguous(h.Maps)
+	names := make([]string, 0, len(h.SplitBrainProtection))
+	for name := range h.SplitBrainProtection {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sb := h.SplitBrainProtection[name]
+		key := p + "split-brain-protection." + name
+		if sb.Enabled && sb.MinimumClusterSize < 2 {
+			v.add(key+".minimum-cluster-size", "%d: must be at least 2", sb.MinimumClusterSize)
+		}
+		switch sb.ProtectOn {
+		case "READ", "WRITE", "READ_WRITE":
+		default:
+			v.add(key+".protect-on", "%q: must be READ, WRITE or READ_WRITE", sb.ProtectOn)
+		}
+	}
 }
 
 // ambiguous refuses two patterns that match some name equally well:
