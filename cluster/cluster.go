@@ -22,6 +22,8 @@ type Member struct {
 	Addr string
 	// RPC is the address of the member's Transport ("" when it has none).
 	RPC string
+	// Run names the member's run in shared storage (its log files).
+	Run string
 	// Started is when the member started; the oldest is the master.
 	Started time.Time
 }
@@ -150,7 +152,7 @@ func (c *Cluster) create(port int) error {
 	d := &delegate{c: c, start: start}
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge = d, d, d, d
 	mc.Logger = log.New(logWriter{c.cfg.Logger}, "", 0)
-	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Started: start}
+	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Run: c.cfg.Run, Started: start}
 	c.d = d
 	ml, err := memberlist.Create(mc)
 	if err != nil {
@@ -329,7 +331,7 @@ func (c *Cluster) member(n *memberlist.Node) (Member, error) {
 	if err != nil {
 		return Member{}, err
 	}
-	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), RPC: m.rpc, Started: m.start}, nil
+	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), RPC: m.rpc, Run: m.run, Started: m.start}, nil
 }
 
 // notify records a membership change, queues its event and wakes

@@ -31,6 +31,9 @@ type Config struct {
 	// RPCAddr is the address of this member's Transport, published in
 	// its metadata so that the others can call it; "" for none.
 	RPCAddr string
+	// Run is this member run's id in shared storage, published so that
+	// the others know whose files are still being written.
+	Run string
 	// InitialMinClusterSize is hazelcast.initial.min.cluster.size: Join
 	// returns once this many members (itself included) are visible.
 	// Default 1.
@@ -94,6 +97,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.ClusterName == "" {
 		errs = append(errs, errors.New("stowage/cluster: cluster-name is empty"))
+	}
+	if len(c.RPCAddr) > 255 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: transport address %q is too long", c.RPCAddr))
 	}
 	if len(c.ClusterName) > 255 {
 		errs = append(errs, fmt.Errorf("stowage/cluster: cluster-name is %d bytes long; at most 255", len(c.ClusterName)))

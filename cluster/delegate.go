@@ -21,7 +21,7 @@ type delegate struct {
 func (d *delegate) NodeMeta(limit int) []byte {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return encodeMeta(meta{cluster: d.c.cfg.ClusterName, start: d.start, flags: d.flags, rpc: d.c.cfg.RPCAddr})
+	return encodeMeta(meta{cluster: d.c.cfg.ClusterName, start: d.start, flags: d.flags, rpc: d.c.cfg.RPCAddr, run: d.c.cfg.Run})
 }
 
 func (d *delegate) setLeaving() {

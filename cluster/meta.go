@@ -12,7 +12,8 @@ import (
 
 // metaVersion is the first byte of a member's metadata:
 // [version 1][flags 1][start Unix nanos, int64 big-endian 8]
-// [cluster name length 1][cluster name][transport address].
+// [cluster name length 1][cluster name][transport address length 1]
+// [transport address][member run id].
 const metaVersion = 2
 
 // flagLeaving is set by Leave just before the leave message, so that the
@@ -26,23 +27,32 @@ type meta struct {
 	start   time.Time
 	flags   byte
 	rpc     string // transport address
+	run     string // member run id
 }
 
 func encodeMeta(m meta) []byte {
-	b := make([]byte, 11, 11+len(m.cluster)+len(m.rpc))
+	b := make([]byte, 11, 12+len(m.cluster)+len(m.rpc)+len(m.run))
 	b[0], b[1] = metaVersion, m.flags
 	binary.BigEndian.PutUint64(b[2:], uint64(m.start.UnixNano()))
 	b[10] = byte(len(m.cluster))
 	b = append(b, m.cluster...)
-	return append(b, m.rpc...)
+	b = append(b, byte(len(m.rpc)))
+	b = append(b, m.rpc...)
+	return append(b, m.run...)
 }
 
 func decodeMeta(b []byte) (meta, error) {
-	if len(b) < 11 || b[0] != metaVersion || len(b) < 11+int(b[10]) {
-		return meta{}, errors.New("stowage/cluster: member metadata is not stowage's")
+	bad := errors.New("stowage/cluster: member metadata is not stowage's")
+	if len(b) < 12 || b[0] != metaVersion {
+		return meta{}, bad
 	}
 	n := 11 + int(b[10])
-	return meta{cluster: string(b[11:n]), start: time.Unix(0, int64(binary.BigEndian.Uint64(b[2:10]))), flags: b[1], rpc: string(b[n:])}, nil
+	if len(b) < n+1 || len(b) < n+1+int(b[n]) {
+		return meta{}, bad
+	}
+	r := n + 1 + int(b[n])
+	return meta{cluster: string(b[11:n]), start: time.Unix(0, int64(binary.BigEndian.Uint64(b[2:10]))), flags: b[1],
+		rpc: string(b[n+1 : r]), run: string(b[r:])}, nil
 }
 
 // expand turns a member-list entry into host:port addresses.

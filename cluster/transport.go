@@ -70,6 +70,15 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("stowage/cluster: %s at %s: %s", e.Method, e.Addr, e.Message)
 }
 
+// Unwrap makes errors.Is(err, ErrNoHandler) true for a member that is
+// not serving yet.
+func (e *RemoteError) Unwrap() error {
+	if e.Message == ErrNoHandler.Error() {
+		return ErrNoHandler
+	}
+	return nil
+}
+
 // IsRemote reports whether err came from the remote handler, in which case
 // the request was delivered and handled.
 func IsRemote(err error) bool {
