@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/yamux"
+)
+
+// TCPOptions configures a TCPTransport. Zero values take the defaults
+// listed on each field. ListenTCP copies the options; changing them
+// afterwards has no effect.
+type TCPOptions struct {
+	// Logger receives the transport's and yamux's log lines; nil
+	// discards them.
+	Logger *slog.Logger
+	// DialTimeout bounds connecting to another member (the call's
+	// context may end it sooner); default 5 s.
+	DialTimeout time.Duration
+	// KeepAliveInterval is how often an idle connection is pinged; a ping
+	// unanswered within ConnectionWriteTimeout closes the connection, so
+	// a dead peer is found within about their sum. Default 30 s.
+	KeepAliveInterval time.Duration
+	// ConnectionWriteTimeout bounds one write on a connection and the
+	// wait for a keep-alive answer; a connection that stalls longer is
+	// closed. Default 10 s.
+	ConnectionWriteTimeout time.Duration
+	// StreamWindow is the flow-control window of one call, in bytes: how
+	// much of a request or answer may be in flight before the reader
+	// takes it. Larger windows move big messages faster over links with a
+	// long round trip, at the cost of that much buffer per call in
+	// flight. Default 1 MiB; at least 256 KiB.
+	StreamWindow int
+	// Advertise is the address returned by Addr and sent to the members
+	// this one calls; default the address actually listened on. Set it
+	// when listening on a wildcard address such as ":5802".
+	Advertise string
+
+	// maxMessage lowers MaxMessageSize; tests set it so that they need
+	// not allocate a whole MaxMessageSize message.
+	maxMessage int
+}
+
+const minStreamWindow = 256 << 10 // yamux's initial window
+
+func (o TCPOptions) withDefaults() TCPOptions {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.KeepAliveInterval == 0 {
+		o.KeepAliveInterval = 30 * time.Second
+	}
+	if o.ConnectionWriteTimeout == 0 {
+		o.ConnectionWriteTimeout = 10 * time.Second
+	}
+	if o.StreamWindow == 0 {
+		o.StreamWindow = 1 << 20
+	}
+	if o.maxMessage == 0 {
+		o.maxMessage = MaxMessageSize
+	}
+	return o
+}
+
+func (o TCPOptions) validate() error {
+	var errs []error
+	if o.DialTimeout < 0 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: dial timeout %v is negative", o.DialTimeout))
+	}
+	if o.KeepAliveInterval < 0 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: keep-alive interval %v is negative", o.KeepAliveInterval))
+	}
+	if o.ConnectionWriteTimeout < 0 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: connection write timeout %v is negative", o.ConnectionWriteTimeout))
+	}
+	if o.StreamWindow < minStreamWindow || o.StreamWindow > 1<<30 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: stream window %d out of range [%d, %d]", o.StreamWindow, minStreamWindow, 1<<30))
+	}
+	return errors.Join(errs...)
+}
+
+// TCPTransport is the Transport between members over TCP. It keeps one
+// connection to each member it calls, dialled on the first call and again
+// when broken, and multiplexes calls over it with yamux, one stream per
+// call; members it is called by connect to it the same way. Keep-alive
+// pings find a dead peer on an idle connection.
+//
+// Every handler runs in its own goroutine under a context that ends with
+// the caller's deadline, when the caller gives up (its context ends or
+// its connection breaks), or when the transport closes.
+//
+// A TCPTransport is safe for concurrent use.
+type TCPTransport struct {
+	opts   TCPOptions
+	ln     net.Listener
+	addr   string
+	ymx    *yamux.Config
+	log    *slog.Logger
+	ctx    context.Context // ends with Close
+	cancel context.CancelFunc
+
+	handler atomic.Pointer[Handler]
+
+	mu      sync.Mutex
+	closed  bool
+	peers   map[string]*peer            // outgoing connections, by address
+	inbound map[*yamux.Session]struct{} // incoming connections
+	wg      sync.WaitGroup              // every goroutine started here
+}
+
+var _ Transport = (*TCPTransport)(nil)
+
+// ListenTCP listens on addr ("host:port"; port 0 picks a free one) and
+// returns the transport serving there. Close releases it.
+func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/cluster: listen: %w", err)
+	}
+	ymx := yamux.DefaultConfig()
+	ymx.LogOutput = nil
+	ymx.Logger = yamuxLogger{opts.Logger}
+	ymx.EnableKeepAlive = true
+	ymx.KeepAliveInterval = opts.KeepAliveInterval
+	ymx.ConnectionWriteTimeout = opts.ConnectionWriteTimeout
+	ymx.MaxStreamWindowSize = uint32(opts.StreamWindow)
+	if err := yamux.VerifyConfig(ymx); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("stowage/cluster: yamux: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &TCPTransport{
+		opts:    opts,
+		ln:      ln,
+		addr:    opts.Advertise,
+		ymx:     ymx,
+		log:     opts.Logger.With("component", "transport"),
+		ctx:     ctx,
+		cancel:  cancel,
+		peers:   map[string]*peer{},
+		inbound: map[*yamux.Session]struct{}{},
+	}
+	if t.addr == "" {
+		t.addr = ln.Addr().String()
+	}
+	t.wg.Add(1)
+	go t.acceptLoop()
+	return t, nil
+}
+
+// Addr implements Transport: the address listened on, or
+// TCPOptions.Advertise.
+func (t *TCPTransport) Addr() string { return t.addr }
+
+// SetHandler implements Transport.
+func (t *TCPTransport) SetHandler(h Handler) {
+	if h == nil {
+		t.handler.Store(nil)
+		return
+	}
+	t.handler.Store(&h)
+}
+
+// Close implements Transport: it stops listening, closes every connection
+// (calls in flight in either direction fail), ends the handlers' contexts
+// and returns once every goroutine the transport started has stopped,
+// handlers included. Calls made after Close fail with ErrUnreachable.
+func (t *TCPTransport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	var sessions []*yamux.Session
+	for _, p := range t.peers {
+		if s := p.sess.Load(); s != nil {
+			sessions = append(sessions, s)
+		}
+	}
+	for s := range t.inbound {
+		sessions = append(sessions, s)
+	}
+	t.mu.Unlock()
+
+	t.cancel()
+	err := t.ln.Close()
+	for _, s := range sessions {
+		s.Close()
+	}
+	t.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/hashicorp/yamux"
+)
+
+// The serving side of the TCP transport.
+
+// acceptLoop accepts connections until the listener closes.
+func (t *TCPTransport) acceptLoop() {
+	defer t.wg.Done()
+	var backoff time.Duration
+	for {
+		conn, err := t.ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait and retry, as
+			// net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			t.log.Warn("accept failed", "err", err, "retry_in", backoff)
+			timer := time.NewTimer(backoff)
+			select {
+			case <-timer.C:
+			case <-t.ctx.Done():
+				timer.Stop()
+				return
+			}
+			continue
+		}
+		backoff = 0
+		sess, err := yamux.Server(conn, t.ymx)
+		if err != nil { // only on a bad config, checked in ListenTCP
+			conn.Close()
+			continue
+		}
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			sess.Close()
+			return
+		}
+		t.inbound[sess] = struct{}{}
+		t.wg.Add(1)
+		t.mu.Unlock()
+		t.log.Debug("connection accepted", "remote", conn.RemoteAddr().String())
+		go t.serveSession(sess)
+	}
+}
+
+// serveSession accepts the streams of one incoming connection until it
+// closes.
+func (t *TCPTransport) serveSession(sess *yamux.Session) {
+	defer t.wg.Done()
+	defer func() {
+		sess.Close()
+		t.mu.Lock()
+		delete(t.inbound, sess)
+		t.mu.Unlock()
+	}()
+	for {
+		st, err := sess.AcceptStream()
+		if err != nil {
+			if t.ctx.Err() == nil {
+				t.log.Debug("connection closed", "remote", sess.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		t.wg.Add(1)
+		go t.serveStream(sess, st)
+	}
+}
+
+// serveStream serves one call: it reads the request, runs the handler and
+// writes the answer.
+func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream) {
+	defer t.wg.Done()
+	defer st.Close()
+	var req frameHeader
+	if err := readHeader(st, &req); err != nil {
+		t.refuse(sess, err)
+		return
+	}
+	if req.Deadline != 0 {
+		st.SetReadDeadline(timeFromNanos(req.Deadline))
+	}
+	body, err := readBody(st, t.opts.maxMessage)
+	if err != nil {
+		t.refuse(sess, err)
+		return
+	}
+
+	ctx, cancel := callContext(t.ctx, req.Deadline)
+	defer cancel()
+	if req.Deadline != 0 {
+		// Set before the watcher starts, so that its abort wins.
+		st.SetWriteDeadline(timeFromNanos(req.Deadline))
+	}
+	// The caller sends nothing after the request: a read returns only
+	// when the caller closes its end (it has the answer or gave up) or the
+	// connection breaks, and either way the call is over. A caller that
+	// gave up at its deadline leaves the context to end by that deadline,
+	// so that the handler sees DeadlineExceeded rather than Canceled.
+	st.SetReadDeadline(time.Time{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		var b [1]byte
+		st.Read(b[:])
+		if req.Deadline == 0 || time.Now().UnixNano() < req.Deadline {
+			cancel()
+		}
+		st.SetWriteDeadline(longAgo)
+	}()
+
+	var ans frameHeader
+	var out []byte
+	if hp := t.handler.Load(); hp == nil {
+		ans.Status, out = statusError, []byte(ErrNoHandler.Error())
+	} else if res, err := (*hp)(ctx, req.From, req.Method, body); err != nil {
+		ans.Status, out = statusError, []byte(err.Error())
+	} else if len(res) > t.opts.maxMessage {
+		t.log.Warn("answer too large", "method", req.Method, "from", req.From, "size", len(res), "limit", t.opts.maxMessage)
+		ans.Status = statusTooLarge
+	} else {
+		out = res
+	}
+	if _, _, err := writeFrame(st, &ans, out); err != nil && ctx.Err() == nil {
+		t.log.Debug("answer not sent", "method", req.Method, "from", req.From, "err", err)
+	}
+}
+
+// refuse handles a request that could not be read. One over the limit
+// is a protocol violation: the connection is closed, which also stops the
+// rest of the oversized request from being sent.
+func (t *TCPTransport) refuse(sess *yamux.Session, err error) {
+	if errors.Is(err, ErrTooLarge) {
+		t.log.Warn("request refused; closing the connection", "remote", sess.RemoteAddr().String(), "err", err)
+		sess.Close()
+		return
+	}
+	if t.ctx.Err() == nil {
+		t.log.Debug("request not read", "remote", sess.RemoteAddr().String(), "err", err)
+	}
+}
