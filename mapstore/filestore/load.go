@@ -23,8 +23,10 @@ func (s *Store) scan(ctx context.Context) error {
 		return fmt.Errorf("stowage/mapstore/filestore: list %s: %w", genDir(s.gen), err)
 	}
 	s.pending = make([][]logEntry, s.parts)
-	s.loaded = make([]bool, s.parts)
-	s.wrote = make([]bool, s.parts)
+	s.stale = make([]bool, s.parts)
+	s.owned = make([]bool, s.parts)
+	s.acquired = make([]bool, s.parts)
+	s.ownGen = make([]uint64, s.parts)
 	s.files = map[string]*logFile{}
 	s.snaps = make([][]snapFile, s.parts)
 	s.last = make([]mapstore.Version, s.parts)
@@ -71,9 +73,11 @@ func (s *Store) scan(ctx context.Context) error {
 	maxVer := make([]mapstore.Version, s.parts)
 	seen := make([]bool, s.parts)
 	for i, res := range results {
-		lf := &logFile{name: logs[i].Name, size: logs[i].Size, maxVer: map[int]mapstore.Version{}}
+		lf := s.foundFile(logs[i].Name, logs[i].Size)
 		s.files[lf.name] = lf
-		s.logTotal += lf.size
+		if lf.counted {
+			s.logTotal += lf.size
+		}
 		clear(seen)
 		for _, e := range res {
 			if e.part < 0 || e.part >= s.parts {
@@ -100,6 +104,15 @@ func (s *Store) scan(ctx context.Context) error {
 	return nil
 }
 
+// foundFile describes a log file found on storage. Another run's file
+// counts as complete and collectable at once only when no other run can be
+// live (IsLive unset); otherwise liveness and refresh decide.
+func (s *Store) foundFile(name string, size int64) *logFile {
+	run := runOf(name)
+	mine := run == s.run || !s.shared()
+	return &logFile{name: name, run: run, size: size, maxVer: map[int]mapstore.Version{}, own: run == s.run, final: mine, counted: mine}
+}
+
 // readLogs reads log files in parallel and returns each file's records,
 // keeping only partitions for which want returns true (all if want is nil).
 func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want func(int) bool) ([][]logEntry, error) {
@@ -112,7 +125,7 @@ func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want fu
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = s.readLog(ctx, logs[i].Name, want)
+			results[i], _, errs[i] = s.readLog(ctx, logs[i].Name, want)
 		}(i)
 	}
 	wg.Wait()
@@ -124,13 +137,15 @@ func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want fu
 	return results, nil
 }
 
-func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) ([]logEntry, error) {
+// readLog reads one log file and returns its records and its size, -1 if
+// it is gone.
+func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) ([]logEntry, int64, error) {
 	buf, err := fsbackend.ReadFile(ctx, s.fs, name)
 	if err != nil {
 		if errors.Is(err, fsbackend.ErrNotExist) {
-			return nil, nil // removed by compaction meanwhile
+			return nil, -1, nil // removed by compaction meanwhile
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	sc := record.NewScanner(buf)
 	var out []logEntry
@@ -145,7 +160,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 				h := decodeHeader(&d)
 				if d.err == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
 					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
-					return nil, nil
+					return nil, int64(len(buf)), nil
 				}
 				continue
 			}
@@ -186,7 +201,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 		}
 		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
 	}
-	return out, nil
+	return out, int64(len(buf)), nil
 }
 
 // keyArena is the size of the chunks that loaded keys are copied into.
@@ -275,30 +290,40 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 	return live, nil
 }
 
+// input is what recovery of one partition reads.
+type input struct {
+	recs   []logEntry
+	snaps  []snapFile
+	fresh  bool // the partition is not owned yet: loading makes it owned
+	reread bool // read from storage now, not what Open scanned
+}
+
 // partitionInput returns what recovery of partition p reads: the records
 // Open scanned (the first time) or a fresh read of storage.
-func (s *Store) partitionInput(ctx context.Context, p int) (recs []logEntry, snaps []snapFile, fresh bool, err error) {
+func (s *Store) partitionInput(ctx context.Context, p int) (in input, err error) {
 	if p < 0 || p >= s.parts {
-		return nil, nil, false, fmt.Errorf("stowage/mapstore/filestore: partition %d out of range [0, %d)", p, s.parts)
+		return in, fmt.Errorf("stowage/mapstore/filestore: partition %d out of range [0, %d)", p, s.parts)
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, nil, false, mapstore.ErrClosed
+		return in, mapstore.ErrClosed
 	}
-	fresh = !s.loaded[p]
-	// What Open scanned is complete only if nothing was written since.
-	usePending := fresh && !s.wrote[p]
-	if usePending {
-		recs = s.pending[p]
+	in.fresh = !s.owned[p]
+	// What Open scanned is complete only if nothing was written since
+	// and the partition was not released.
+	in.reread = !in.fresh || s.stale[p]
+	if !in.reread {
+		in.recs = s.pending[p]
 	}
-	snaps = append([]snapFile(nil), s.snaps[p]...)
+	in.snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
-	if !usePending {
-		recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
-		snaps = s.snapsOf(snaps, p)
+	if in.reread {
+		var snaps []snapFile
+		in.recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
+		in.snaps = s.snapsOf(snaps, p)
 	}
-	return recs, snaps, fresh, err
+	return in, err
 }
 
 // PendingCount returns how many log records Open found for partition p
@@ -312,10 +337,34 @@ func (s *Store) PendingCount(p int) int {
 	return len(s.pending[p])
 }
 
-func (s *Store) markLoaded(p int) {
+// markLoaded makes a partition loaded for the first time owned. What a
+// fresh read of storage found replaces what was known of it: other
+// members may have written it since Open.
+func (s *Store) markLoaded(p int, in input) {
 	s.mu.Lock()
-	s.pending[p], s.loaded[p] = nil, true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.pending[p], s.owned[p] = nil, true
+	if !in.reread {
+		return
+	}
+	s.snaps[p] = in.snaps
+	var upto mapstore.Version
+	if n := len(in.snaps); n > 0 {
+		upto = in.snaps[n-1].upto
+		s.liveBytes[p] = in.snaps[n-1].bytes
+	}
+	if s.last[p].Less(upto) {
+		s.last[p] = upto
+	}
+	s.since[p] = 0
+	for _, e := range in.recs {
+		if s.last[p].Less(e.ver) {
+			s.last[p] = e.ver
+		}
+		if upto.Less(e.ver) {
+			s.since[p] += int64(len(e.key) + len(e.value) + 16)
+		}
+	}
 }
 
 // ReplayPartition is the fast path of loading: it calls fn with the
@@ -325,24 +374,24 @@ func (s *Store) markLoaded(p int) {
 // a delete removes the key. It needs one map (the caller's) where
 // LoadPartition needs two.
 func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
-	recs, snaps, fresh, err := s.partitionInput(ctx, p)
+	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
 	}
-	entries, upto := s.newestSnapshot(ctx, p, snaps)
+	entries, upto := s.newestSnapshot(ctx, p, in.snaps)
 	for _, e := range entries {
 		if err := fn(e); err != nil {
 			return err
 		}
 	}
-	for _, e := range replayable(recs, upto) {
+	for _, e := range replayable(in.recs, upto) {
 		r := mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete}
 		if err := fn(r); err != nil {
 			return err
 		}
 	}
-	if fresh {
-		s.markLoaded(p)
+	if in.fresh {
+		s.markLoaded(p, in)
 	}
 	return nil
 }
@@ -350,16 +399,16 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 // LoadPartition implements mapstore.MapStore. The first call for a
 // partition uses what Open scanned; later calls read storage again.
 func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
-	recs, snaps, fresh, err := s.partitionInput(ctx, p)
+	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
 	}
-	live, err := s.build(ctx, p, recs, snaps)
+	live, err := s.build(ctx, p, in.recs, in.snaps)
 	if err != nil {
 		return err
 	}
-	if fresh {
-		s.markLoaded(p)
+	if in.fresh {
+		s.markLoaded(p, in)
 	}
 	for _, e := range live {
 		if e.deleted {

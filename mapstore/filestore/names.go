@@ -24,6 +24,19 @@ func snapName(gen uint64, p int, v mapstore.Version) string {
 	return fmt.Sprintf("%s/snap/%d/%016x-%016x.snap", genDir(gen), p, v.Epoch, v.Seq)
 }
 
+func snapDir(gen uint64, p int) string {
+	return fmt.Sprintf("%s/snap/%d", genDir(gen), p)
+}
+
+// runOf returns the run id of a log file name.
+func runOf(name string) string {
+	parts := strings.Split(name, "/")
+	if len(parts) != 4 {
+		return ""
+	}
+	return parts[2]
+}
+
 const (
 	kindLog  = "log"
 	kindSnap = "snap"

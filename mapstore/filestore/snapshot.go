@@ -22,7 +22,7 @@ const (
 
 func (s *Store) addFile(name string, size int64, active bool) {
 	s.mu.Lock()
-	s.files[name] = &logFile{name: name, size: size, maxVer: map[int]mapstore.Version{}, active: active}
+	s.files[name] = &logFile{name: name, run: s.run, size: size, maxVer: map[int]mapstore.Version{}, active: active, own: true, final: true, counted: true}
 	s.logTotal += size
 	s.mu.Unlock()
 }
@@ -50,7 +50,7 @@ func (s *Store) noteWritten(name string, n int64, batch []*request) {
 	for _, r := range batch {
 		per := int64(len(r.buf)) / int64(max(1, len(r.vers)))
 		for _, pv := range r.vers {
-			s.wrote[pv.p] = true
+			s.stale[pv.p] = true
 			if mv, ok := lf.maxVer[pv.p]; !ok || mv.Less(pv.v) {
 				lf.maxVer[pv.p] = pv.v
 			}
@@ -79,37 +79,44 @@ func (s *Store) compactLoop(ctx context.Context) {
 }
 
 // Compact implements mapstore.Snapshotter: it snapshots, from memory, every
-// loaded partition whose log since its last snapshot has outgrown
-// CompactRatio of its live bytes, and partitions that hold back the oldest
-// log file while the log is larger than the live data; then it deletes the
-// log files and snapshots that newer snapshots cover.
+// partition this store owns whose log since its last snapshot has outgrown
+// CompactRatio of its live bytes, every partition acquired and not
+// snapshotted since, and, while the log is larger than its budget, every
+// owned partition with records in the log; then it deletes the log files
+// and snapshots that newer snapshots cover.
 func (s *Store) Compact(ctx context.Context) error {
 	s.mu.Lock()
-	src := s.source
-	if src == nil || s.closed {
-		s.mu.Unlock()
+	src, closed := s.source, s.closed
+	s.mu.Unlock()
+	if src == nil || closed {
 		return nil
 	}
+	live := s.liveness()
+	s.mu.Lock()
 	var due []int
-	logBytes, live := s.logTotal, int64(0)
 	for p := 0; p < s.parts; p++ {
-		live += s.liveBytes[p]
-		if !s.loaded[p] {
+		if !s.owned[p] {
 			continue
 		}
 		limit := max(int64(float64(s.liveBytes[p])*s.opts.CompactRatio), minSnapshotLog)
-		if s.since[p] > limit {
+		if s.since[p] > limit || s.acquired[p] {
 			due = append(due, p)
 		}
 	}
 	// Over the disk budget (log larger than CompactRatio of the live
 	// bytes): roll the active segment so it can be collected too, and
-	// snapshot every partition that has records in the log.
-	if logBytes > s.logBudget(live) {
+	// snapshot every partition that has records in the log. Files that
+	// wait only for other members' snapshots are left out: snapshotting
+	// here would not free them.
+	logBytes := s.logTotal
+	if s.shared() {
+		logBytes -= s.held
+	}
+	if logBytes > s.logBudget(s.liveTotal()) {
 		s.w.rollNext.Store(true)
 		due = due[:0]
 		for p := 0; p < s.parts; p++ {
-			if s.loaded[p] && s.since[p] > 0 {
+			if s.owned[p] && (s.since[p] > 0 || s.acquired[p]) {
 				due = append(due, p)
 			}
 		}
@@ -118,7 +125,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	if err := s.snapshotAll(ctx, src, due); err != nil {
 		return err
 	}
-	return s.collect(ctx)
+	return s.collect(ctx, live)
 }
 
 // snapshotParallel is how many partition snapshots are written at once, so
@@ -162,49 +169,34 @@ loop:
 	return <-errc
 }
 
-// pinningOldest returns the loaded partitions whose records keep the oldest
-// finished log file from being deleted. Called with s.mu held.
-func (s *Store) pinningOldest() []int {
-	var oldest *logFile
-	for _, lf := range s.files {
-		if lf.active {
-			continue
-		}
-		if oldest == nil || lf.name < oldest.name {
-			oldest = lf
-		}
-	}
-	if oldest == nil {
+// snapshot writes partition p's live entries from memory, reads the file
+// back, and only then makes it the partition's newest snapshot. Entries of
+// a partition released while the source was asked for them are dropped:
+// the source may no longer hold it. After Acquire, the snapshots of p on
+// storage are listed first, so that this one replaces them.
+func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int) error {
+	s.mu.Lock()
+	gen, acquired := s.ownGen[p], s.acquired[p]
+	if !s.owned[p] {
+		s.mu.Unlock()
 		return nil
 	}
-	var out []int
-	for p, v := range oldest.maxVer {
-		if s.loaded[p] && !s.covered(p, v) {
-			out = append(out, p)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-// covered reports whether partition p's changes up to v are in the oldest
-// snapshot kept, so log records up to v are no longer needed. s.mu held.
-func (s *Store) covered(p int, v mapstore.Version) bool {
-	sn := s.snaps[p]
-	if len(sn) < s.opts.SnapshotRetain || len(sn) == 0 {
-		return false
-	}
-	return !sn[len(sn)-s.opts.SnapshotRetain].upto.Less(v)
-}
-
-// snapshot writes partition p's live entries from memory, reads the file
-// back, and only then makes it the partition's newest snapshot.
-func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int) error {
+	s.mu.Unlock()
 	entries, upto, err := src(ctx, p)
 	if err != nil {
 		return fmt.Errorf("stowage/mapstore/filestore: snapshot source for partition %d: %w", p, err)
 	}
+	if acquired {
+		done, err := s.adopt(ctx, p, gen, upto)
+		if done || err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
+	if !s.owned[p] || s.ownGen[p] != gen {
+		s.mu.Unlock()
+		return nil
+	}
 	sn := s.snaps[p]
 	if n := len(sn); n > 0 && !sn[n-1].upto.Less(upto) {
 		s.since[p] = 0
@@ -225,13 +217,16 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		return fmt.Errorf("stowage/mapstore/filestore: snapshot %s did not read back clean: %w", name, err)
 	}
 	s.mu.Lock()
-	s.snaps[p] = append(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
-	s.since[p] = 0
-	s.liveBytes[p] = live
+	s.snaps[p] = insertSnap(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
 	var drop []snapFile
-	if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
-		drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)
-		s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
+	if s.owned[p] && s.ownGen[p] == gen {
+		s.since[p] = 0
+		s.liveBytes[p] = live
+		s.acquired[p] = false
+		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
+			drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)
+			s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
+		}
 	}
 	s.mu.Unlock()
 	for _, sf := range drop {
@@ -242,47 +237,17 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	return nil
 }
 
-// collect deletes snapshots beyond SnapshotRetain and log files whose
-// every record is covered by the snapshots kept.
-func (s *Store) collect(ctx context.Context) error {
-	s.mu.Lock()
-	var drop []string
-	for p := range s.snaps {
-		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
-			for _, sf := range s.snaps[p][:n-s.opts.SnapshotRetain] {
-				drop = append(drop, sf.name)
-			}
-			s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
+// insertSnap adds sf to a partition's snapshots, keeping them ordered by
+// version, oldest first, and each name once.
+func insertSnap(sn []snapFile, sf snapFile) []snapFile {
+	for _, have := range sn {
+		if have.name == sf.name {
+			return sn
 		}
 	}
-	var logs []string
-	for name, lf := range s.files {
-		if lf.active {
-			continue
-		}
-		ok := true
-		for p, v := range lf.maxVer {
-			if !s.covered(p, v) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			logs = append(logs, name)
-			s.logTotal -= lf.size
-			delete(s.files, name)
-		}
-	}
-	s.mu.Unlock()
-	defer s.progressed()
-	// Log files go first: a snapshot is only dropped once nothing older
-	// than the snapshots kept is left to fall back to.
-	for _, name := range append(logs, drop...) {
-		if err := s.fs.Remove(ctx, name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
-			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", name, err)
-		}
-	}
-	return nil
+	sn = append(sn, sf)
+	sort.Slice(sn, func(i, j int) bool { return sn[i].upto.Less(sn[j].upto) })
+	return sn
 }
 
 // encodeSnapshot frames a snapshot: header, chunks of entries, end frame.
@@ -428,15 +393,15 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 	return nil
 }
 
-// ForceCompact snapshots every loaded partition that changed since its
-// last snapshot, whatever its log size, then deletes what is covered
-// (`stowage inspect compact` and tests use it).
+// ForceCompact snapshots every partition this store owns that changed
+// since its last snapshot, whatever its log size, then deletes what is
+// covered (`stowage inspect compact` and tests use it).
 func (s *Store) ForceCompact(ctx context.Context) error {
 	s.mu.Lock()
 	src := s.source
 	var due []int
 	for p := 0; p < s.parts; p++ {
-		if s.loaded[p] {
+		if s.owned[p] {
 			due = append(due, p)
 		}
 	}
@@ -444,10 +409,11 @@ func (s *Store) ForceCompact(ctx context.Context) error {
 	if src == nil {
 		return errors.New("stowage/mapstore/filestore: no snapshot source set")
 	}
+	live := s.liveness()
 	if err := s.snapshotAll(ctx, src, due); err != nil {
 		return err
 	}
-	return s.collect(ctx)
+	return s.collect(ctx, live)
 }
 
 // CompactOffline compacts a map no member is using: it loads every
@@ -468,56 +434,4 @@ func (s *Store) CompactOffline(ctx context.Context) error {
 		return mem[p], s.LastVersion(p), nil
 	})
 	return s.ForceCompact(ctx)
-}
-
-// logBudget is the log size above which every partition is snapshotted:
-// CompactRatio of the live bytes plus half a segment, so that disk stays
-// within about twice the live bytes plus one segment (invariant 5) while a
-// small map is not snapshotted over and over. s.mu held.
-func (s *Store) logBudget(live int64) int64 {
-	return int64(float64(live)*s.opts.CompactRatio) + s.opts.SegmentSize/2
-}
-
-// progressed wakes writers waiting in Admit.
-func (s *Store) progressed() {
-	s.mu.Lock()
-	close(s.progress)
-	s.progress = make(chan struct{})
-	s.mu.Unlock()
-}
-
-// Admit implements the map's write throttle: while the log is more than
-// twice its budget (compaction has fallen behind the writers), a new write
-// waits for compaction to make progress, for at most a second at a time,
-// so that disk stays bounded whatever the overwrite rate. The map calls it
-// before it gives the write a version, so waiting writes never hold back
-// the snapshots that would release them.
-func (s *Store) Admit(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		var live int64
-		for _, b := range s.liveBytes {
-			live += b
-		}
-		over := s.source != nil && !s.closed && s.logTotal > 2*s.logBudget(live)
-		ch := s.progress
-		s.mu.Unlock()
-		if !over {
-			return nil
-		}
-		select {
-		case s.compactC <- struct{}{}:
-		default:
-		}
-		t := time.NewTimer(time.Second)
-		select {
-		case <-ch:
-			t.Stop()
-		case <-t.C:
-			return nil // no progress: let the write through rather than stall forever
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-	}
 }

@@ -38,7 +38,22 @@ type Options struct {
 	// last snapshot exceeds this fraction of its live bytes (default 0.5).
 	CompactRatio float64
 	// RunID names this member run's log directory (default: time + random).
+	// Every member sharing the map directory opens its own Store with its
+	// own RunID.
 	RunID string
+	// IsLive reports whether another member run (named by its RunID) may
+	// still write log files. It must return false only for runs that will
+	// never write again (closed, or crashed and not coming back); it is
+	// called without the store's locks held, and must not call the Store.
+	// A store deletes another run's log files only once IsLive returned
+	// false for that run. Nil means no other run is live: one member uses
+	// the map directory, and files of earlier runs are collected as soon as
+	// snapshots cover them.
+	IsLive func(run string) bool
+	// RefreshInterval is how often, at most, a store that shares the map
+	// directory (IsLive set) lists it again to learn the snapshots other
+	// runs wrote and the files of runs that ended (default 10 s).
+	RefreshInterval time.Duration
 	// Logger receives warnings about damage (default slog.Default()).
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every piece of damage found.
@@ -77,17 +92,23 @@ type Store struct {
 
 	mu        sync.Mutex
 	closed    bool
-	pending   [][]logEntry // per partition: log records found at Open, until loaded
-	loaded    []bool
-	wrote     []bool              // partitions written since Open
-	files     map[string]*logFile // finished or active log files
+	pending   [][]logEntry        // per partition: log records found at Open, until loaded
+	stale     []bool              // pending is incomplete: written since Open, or released
+	owned     []bool              // this store snapshots the partition (loaded or acquired)
+	acquired  []bool              // acquired and not snapshotted since
+	ownGen    []uint64            // bumped by Acquire and Release
+	files     map[string]*logFile // log files known: own, and other runs'
 	snaps     [][]snapFile        // per partition, oldest first
 	last      []mapstore.Version  // highest version seen per partition
 	since     []int64             // log bytes per partition since its newest snapshot
 	liveBytes []int64             // live bytes per partition as of its newest snapshot
 	source    mapstore.SnapshotSource
-	logTotal  int64         // bytes in log files
+	logTotal  int64         // bytes in log files this store may collect (counted)
+	held      int64         // of those, bytes held back only by partitions owned elsewhere
 	progress  chan struct{} // closed and replaced when compaction deleted files
+
+	refreshMu sync.Mutex // one refresh at a time
+	refreshed refreshState
 
 	w        *writer
 	compactC chan struct{}
@@ -97,9 +118,17 @@ type Store struct {
 
 type logFile struct {
 	name   string
+	run    string
 	size   int64
 	maxVer map[int]mapstore.Version
-	active bool
+	active bool // this store's segment being written
+	own    bool // written by this store's run
+	// final: maxVer is complete, because the file is this store's own, or
+	// was read after its run ended (or no other run is live).
+	final bool
+	// counted: the file is in logTotal, because this store may collect
+	// it (its own, or its run is not live).
+	counted bool
 }
 
 type snapFile struct {
@@ -129,6 +158,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.CompactRatio <= 0 {
 		opts.CompactRatio = 0.5
 	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = 10 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -151,6 +183,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.scan(ctx); err != nil {
 		return nil, err
 	}
+	s.refreshed.at = time.Now() // scan listed the directory just now
 	s.w = newWriter(s)
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
