@@ -62,12 +62,13 @@
 // that reads clean, where SeaTunnel's restore failed. Verify lists such
 // files for operators.
 //
-// MaxRetained N keeps the newest N checkpoints per pipeline (0 means 1,
-// SeaTunnel's default; KeepAll keeps all). After each store the storage
-// lists the pipeline's files, reads the new one back, and only then deletes
-// those beyond the newest N, so the limit holds across restarts with no
-// counter kept in memory. A failed deletion is logged and redone by the
-// next store; it does not fail the store.
+// MaxRetained N keeps the newest N checkpoints per pipeline (0 means
+// DefaultMaxRetained, 20, SeaTunnel's default and package config's;
+// KeepAll keeps all). After each store the storage lists the pipeline's
+// files, reads the new one back, and only then deletes those beyond the
+// newest N, so the limit holds across restarts with no counter kept in
+// memory. A failed deletion is logged and redone by the next store; it
+// does not fail the store.
 //
 // # Asynchronous stores
 //

@@ -70,8 +70,10 @@ type Storage interface {
 const (
 	// DefaultNamespace is SeaTunnel's default plugin-config namespace.
 	DefaultNamespace = "/seatunnel/checkpoint/"
-	// DefaultMaxRetained is SeaTunnel's default max-retained.
-	DefaultMaxRetained = 1
+	// DefaultMaxRetained is SeaTunnel's default max-retained (its
+	// ServerConfigOptions since 2.3.9; earlier releases kept 1), the same
+	// default package config gives.
+	DefaultMaxRetained = 20
 	// KeepAll as MaxRetained disables retention.
 	KeepAll = -1
 	// DefaultAsyncQueue is the capacity of the asynchronous store queue.
