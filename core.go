@@ -2,7 +2,6 @@ package stowage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -11,20 +10,42 @@ import (
 	"github.com/stowage/stowage/partition"
 )
 
-// core is one map's partitioned, versioned byte store in memory, written
-// through to a MapStore. Each key has at most one write in flight: a write
+// core is one map's partitioned, versioned byte store in memory on this
+// member, written through to a MapStore. The member owns some partitions
+// (it serves them), backs up others, and holds nothing of the rest; which
+// is decided by the partition table and kept in the node's slots.
+//
+// On an owned partition each key has at most one write in flight: a write
 // waits for the previous one on the same key, so conditional operations
 // decide on the truth; different keys proceed in parallel and share group
 // commits in the store.
 type core struct {
 	name  string
+	n     *Node
 	parts []*part
 	store mapstore.MapStore // nil: memory only
 	lazy  bool
+	sync  int // synchronous backups of this map
+	async int // asynchronous backups of this map
+	wq    int // split-brain protection: members needed for writes (0: none)
+	rq    int // and for reads
 	m     *metrics
+	// eager, for an EAGER map made while the node runs, is closed once
+	// its owned partitions are loaded: the first operation waits for it.
+	eager chan struct{}
+}
 
-	loaded  chan struct{}
-	loadErr error
+// waitEager waits until a new EAGER map is loaded.
+func (c *core) waitEager(ctx context.Context) error {
+	if c.eager == nil {
+		return nil
+	}
+	select {
+	case <-c.eager:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type entry struct {
@@ -32,29 +53,33 @@ type entry struct {
 	ver mapstore.Version
 }
 
+// part is one partition of one map on this member.
 type part struct {
 	id       int
 	mu       sync.Mutex
 	entries  map[string]entry
-	ver      mapstore.Version // last version given out
+	ver      mapstore.Version // owner: last version given out; backup: highest applied
 	inflight map[uint64]struct{}
 	busy     map[string]chan struct{}
-	ready    bool
-	loadOnce sync.Once
-	loadErr  error
+
+	// Owner side: ready once the data is here (loaded, taken over or
+	// new) and every backup has it.
+	ready   bool
+	loading chan struct{} // non-nil while readyPart runs
+	loaded  bool          // the store's records were read into entries
+
+	// Backup side: filled once the owner sent this map's partition;
+	// applied is the highest seq of ver.Epoch up to which every change is
+	// applied, above the changes applied beyond it (seq -> key).
+	filled  bool
+	applied uint64
+	above   map[uint64][]byte
 }
 
-func newCore(name string, n int, store mapstore.MapStore, lazy bool, m *metrics) *core {
-	c := &core{name: name, parts: make([]*part, n), store: store, lazy: lazy, m: m, loaded: make(chan struct{})}
+func newCore(n *Node, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *core {
+	c := &core{name: name, n: n, parts: make([]*part, count), store: store, lazy: lazy, sync: syncB, async: asyncB, m: n.m}
 	for i := range c.parts {
 		c.parts[i] = &part{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
-	}
-	if store == nil {
-		for _, p := range c.parts {
-			p.ready = true
-			p.ver.Epoch = 1
-		}
-		close(c.loaded)
 	}
 	if sn, ok := store.(mapstore.Snapshotter); ok {
 		sn.SetSnapshotSource(c.snapshotSource)
@@ -86,146 +111,83 @@ type epochStarter interface {
 	StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error
 }
 
-// loadAll loads every partition with a pool of workers (EAGER), or only
-// marks the map usable (LAZY: each partition loads on first use).
-func (c *core) loadAll(ctx context.Context, workers int) {
-	defer close(c.loaded)
-	if c.lazy {
-		return
-	}
+// ownership is implemented by stores shared by several members: the
+// owner of a partition is the one that snapshots it.
+type ownership interface {
+	Release(p int)
+	Acquire(p int)
+}
+
+// loadFromStore reads partition p from the store into memory, replacing
+// what it held, and returns the highest version the store knows of it.
+func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, error) {
 	start := time.Now()
-	next := make(chan *part)
-	errs := make(chan error, len(c.parts))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range next {
-				if err := c.ensure(ctx, p); err != nil {
-					errs <- err
-				}
+	entries := map[string]entry{}
+	var maxV mapstore.Version
+	var err error
+	if rp, ok := c.store.(replayer); ok {
+		if n := rp.PendingCount(p.id); n > 0 {
+			entries = make(map[string]entry, n)
+		}
+		// Records come in version order after the snapshot's entries:
+		// keep the highest version per key; a delete removes the key.
+		err = rp.ReplayPartition(ctx, p.id, func(r mapstore.Record) error {
+			if maxV.Less(r.Version) {
+				maxV = r.Version
 			}
-		}()
+			cur, ok := entries[string(r.Key)]
+			switch {
+			case ok && !cur.ver.Less(r.Version):
+			case r.Deleted:
+				delete(entries, string(r.Key))
+			default:
+				entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
+			}
+			return nil
+		})
+	} else {
+		err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
+			entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
+			if maxV.Less(r.Version) {
+				maxV = r.Version
+			}
+			return nil
+		})
 	}
-	for _, p := range c.parts {
-		next <- p
+	if err != nil {
+		return maxV, fmt.Errorf("stowage: load map %q partition %d: %w", c.name, p.id, err)
 	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	c.loadErr = errors.Join(drain(errs)...)
-	if c.loadErr == nil {
-		c.loadErr = c.startEpochs(ctx, c.parts)
+	if vs, ok := c.store.(versioned); ok {
+		if lv := vs.LastVersion(p.id); maxV.Less(lv) {
+			maxV = lv
+		}
 	}
+	p.mu.Lock()
+	p.entries = entries
+	p.ver = maxV
+	p.loaded = true
+	p.mu.Unlock()
 	if c.m != nil {
-		c.m.loadSeconds.WithLabelValues(c.name).Set(time.Since(start).Seconds())
+		c.m.loadSeconds.WithLabelValues(c.name).Add(time.Since(start).Seconds())
 	}
+	return maxV, nil
 }
 
-func drain(ch chan error) []error {
-	var out []error
-	for err := range ch {
-		out = append(out, err)
+// startEpoch makes partition p's start of epoch (taking over up to seq
+// from) durable in the store, so that recovery drops older records beyond
+// it (invariant 2).
+func (c *core) startEpoch(ctx context.Context, p int, epoch, from uint64) error {
+	es, ok := c.store.(epochStarter)
+	if !ok {
+		return nil
 	}
-	return out
-}
-
-// ensure loads partition p from the store once. Its epoch start is
-// written by loadAll for all partitions at once (EAGER), or here (LAZY).
-func (c *core) ensure(ctx context.Context, p *part) error {
-	p.loadOnce.Do(func() {
-		var maxV mapstore.Version
-		var err error
-		if rp, ok := c.store.(replayer); ok {
-			if n := rp.PendingCount(p.id); n > len(p.entries) {
-				p.entries = make(map[string]entry, n)
-			}
-			// Records come in version order after the snapshot's entries:
-			// keep the highest version per key; a delete removes the key.
-			err = rp.ReplayPartition(ctx, p.id, func(r mapstore.Record) error {
-				if maxV.Less(r.Version) {
-					maxV = r.Version
-				}
-				cur, ok := p.entries[string(r.Key)]
-				switch {
-				case ok && !cur.ver.Less(r.Version):
-				case r.Deleted:
-					delete(p.entries, string(r.Key))
-				default:
-					p.entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
-				}
-				return nil
-			})
-		} else {
-			err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-				p.entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
-				if maxV.Less(r.Version) {
-					maxV = r.Version
-				}
-				return nil
-			})
-		}
-		if err == nil {
-			if vs, ok := c.store.(versioned); ok {
-				if lv := vs.LastVersion(p.id); maxV.Less(lv) {
-					maxV = lv
-				}
-			}
-			// A new owner run starts a new epoch from what it took over.
-			p.mu.Lock()
-			p.ver = mapstore.Version{Epoch: maxV.Epoch + 1, Seq: maxV.Seq}
-			p.mu.Unlock()
-			if c.lazy {
-				err = c.startEpochs(ctx, []*part{p})
-			}
-		}
-		if err != nil {
-			p.loadErr = fmt.Errorf("stowage: load map %q partition %d: %w", c.name, p.id, err)
-		}
-	})
-	return p.loadErr
-}
-
-// startEpochs makes the partitions' epoch starts durable, then lets them
-// take writes.
-func (c *core) startEpochs(ctx context.Context, ps []*part) error {
-	starts := make(map[int]mapstore.Version, len(ps))
-	for _, p := range ps {
-		p.mu.Lock()
-		starts[p.id] = p.ver
-		p.mu.Unlock()
-	}
-	if es, ok := c.store.(epochStarter); ok {
-		if err := es.StartEpochs(ctx, starts); err != nil {
-			return fmt.Errorf("stowage: map %q: record epoch start: %w", c.name, err)
-		}
-	}
-	for _, p := range ps {
-		p.mu.Lock()
-		p.ready = true
-		p.mu.Unlock()
+	if err := es.StartEpochs(ctx, map[int]mapstore.Version{p: {Epoch: epoch, Seq: from}}); err != nil {
+		return fmt.Errorf("stowage: map %q: record epoch start of partition %d: %w", c.name, p, err)
 	}
 	return nil
 }
 
 func (c *core) partOf(key []byte) *part { return c.parts[partition.Of(key, len(c.parts))] }
-
-// wait blocks until the map is loaded (EAGER) and the key's partition is.
-func (c *core) wait(ctx context.Context, p *part) error {
-	select {
-	case <-c.loaded:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if c.loadErr != nil {
-		return c.loadErr
-	}
-	if c.store != nil {
-		return c.ensure(ctx, p)
-	}
-	return nil
-}
 
 // decision is what an update function returns.
 type decision struct {
@@ -234,16 +196,66 @@ type decision struct {
 	val   []byte // new value (with write, not del)
 }
 
-// update runs fn on the key's current value with no other write of the
-// key in flight, makes its decision durable, then applies it.
-func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bool) decision) error {
+// op is one map operation, executed by the partition's owner: a kind
+// that travels between members, or (on the owner itself) any function.
+type op struct {
+	kind   int
+	val    []byte
+	del    bool // opCAS: delete rather than write val
+	expOK  bool // opCAS: the entry must be present at expVer (else absent)
+	expVer mapstore.Version
+	fn     func(old []byte, ok bool) decision // local only; overrides kind
+}
+
+func (o *op) decide(old []byte, ver mapstore.Version, ok bool) decision {
+	if o.fn != nil {
+		return o.fn(old, ok)
+	}
+	switch o.kind {
+	case opPut:
+		return decision{write: true, val: o.val}
+	case opPutIfAbsent:
+		return decision{write: !ok, val: o.val}
+	case opReplace:
+		return decision{write: ok, val: o.val}
+	case opDelete:
+		return decision{write: ok, del: true}
+	case opCAS:
+		match := ok == o.expOK && (!ok || ver == o.expVer)
+		return decision{write: match, del: o.del, val: o.val}
+	}
+	return decision{}
+}
+
+// opResult is what an operation found and did.
+type opResult struct {
+	old   []byte
+	had   bool
+	wrote bool // the decision was to write (for CAS: the condition held)
+	ver   mapstore.Version
+}
+
+// update runs o on the key's current value with no other write of the key
+// in flight, makes its decision durable in the store and on every sync
+// backup, then applies it. It fails with errMoved when this member does
+// not own the key's partition.
+func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
-	if err := c.wait(ctx, p); err != nil {
-		return err
+	s := c.n.d.slots[p.id]
+	t, err := s.enterWrite(ctx)
+	if err != nil {
+		return opResult{}, err
+	}
+	defer t.done()
+	if err := c.n.d.quorumOK(c.wq); err != nil {
+		return opResult{}, err
+	}
+	if err := c.readyPart(ctx, p, t); err != nil {
+		return opResult{}, err
 	}
 	if a, ok := c.store.(admitter); ok {
 		if err := a.Admit(ctx); err != nil {
-			return err
+			return opResult{}, err
 		}
 	}
 	k := string(key)
@@ -257,19 +269,16 @@ func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bo
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return opResult{}, ctx.Err()
 		}
 		p.mu.Lock()
 	}
-	var old []byte
-	e, ok := p.entries[k]
-	if ok {
-		old = e.val
-	}
-	d := fn(old, ok)
-	if !d.write || (d.del && !ok) {
+	prev, had := p.entries[k]
+	d := o.decide(prev.val, prev.ver, had)
+	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.write}
+	if !d.write || (d.del && !had) {
 		p.mu.Unlock()
-		return nil
+		return res, nil
 	}
 	p.ver.Seq++
 	ver := p.ver
@@ -278,19 +287,8 @@ func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bo
 	p.inflight[ver.Seq] = struct{}{}
 	p.mu.Unlock()
 
-	var err error
-	if c.store != nil {
-		start := time.Now()
-		r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.val, Deleted: d.del}
-		if d.del {
-			err = c.store.Delete(ctx, r)
-		} else {
-			err = c.store.Store(ctx, r)
-		}
-		if c.m != nil {
-			c.m.storeSeconds.WithLabelValues(c.name).Observe(time.Since(start).Seconds())
-		}
-	}
+	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.val, Deleted: d.del}
+	err = c.n.d.replicate(ctx, c, p, t, r, prev, had)
 
 	p.mu.Lock()
 	if err == nil {
@@ -299,80 +297,88 @@ func (c *core) update(ctx context.Context, key []byte, fn func(old []byte, ok bo
 		} else {
 			p.entries[k] = entry{val: d.val, ver: ver}
 		}
+		res.ver = ver
 	}
 	delete(p.inflight, ver.Seq)
 	delete(p.busy, k)
 	close(done)
 	p.mu.Unlock()
 	if err != nil {
-		if c.m != nil {
+		if c.m != nil && !isMoved(err) {
 			c.m.storeErrors.WithLabelValues(c.name).Inc()
 		}
-		return fmt.Errorf("stowage: map %q: write-through failed, nothing changed: %w", c.name, err)
+		return res, err
 	}
-	return nil
+	return res, nil
 }
 
-func (c *core) get(ctx context.Context, key []byte) ([]byte, bool, error) {
+// storeRecord writes one record through to the store.
+func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
+	start := time.Now()
+	var err error
+	if r.Deleted {
+		err = c.store.Delete(ctx, r)
+	} else {
+		err = c.store.Store(ctx, r)
+	}
+	if c.m != nil {
+		c.m.storeSeconds.WithLabelValues(c.name).Observe(time.Since(start).Seconds())
+	}
+	return err
+}
+
+// read returns the key's value and version from an owned partition.
+func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 	p := c.partOf(key)
-	if err := c.wait(ctx, p); err != nil {
-		return nil, false, err
+	s := c.n.d.slots[p.id]
+	if err := s.enterRead(ctx); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.n.d.quorumOK(c.rq); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.readyPart(ctx, p, writeTicket{}); err != nil {
+		return entry{}, false, err
 	}
 	p.mu.Lock()
 	e, ok := p.entries[string(key)]
 	p.mu.Unlock()
-	if !ok {
-		return nil, false, nil
-	}
-	return e.val, true, nil
+	return e, ok, nil
 }
 
-func (c *core) waitAll(ctx context.Context) error {
-	for _, p := range c.parts {
-		if err := c.wait(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *core) size(ctx context.Context) (int, error) {
-	if err := c.waitAll(ctx); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, p := range c.parts {
+// readyPart makes an owned partition of this map ready on first use: a
+// map that is new here (or LAZY, or created after the partition was
+// taken over) loads what the store has of it, starts the slot's epoch and
+// gives the partition to the backups.
+func (c *core) readyPart(ctx context.Context, p *part, t writeTicket) error {
+	for {
 		p.mu.Lock()
-		n += len(p.entries)
-		p.mu.Unlock()
-	}
-	return n, nil
-}
-
-// rangeAll calls fn for each entry, partition by partition, on a copy of
-// each partition's entries so fn may call the map.
-func (c *core) rangeAll(ctx context.Context, fn func(k string, v []byte) bool) error {
-	if err := c.waitAll(ctx); err != nil {
-		return err
-	}
-	type kv struct {
-		k string
-		v []byte
-	}
-	for _, p := range c.parts {
-		p.mu.Lock()
-		batch := make([]kv, 0, len(p.entries))
-		for k, e := range p.entries {
-			batch = append(batch, kv{k, e.val})
+		if p.ready {
+			p.mu.Unlock()
+			return nil
 		}
-		p.mu.Unlock()
-		for _, e := range batch {
-			if !fn(e.k, e.v) {
-				return nil
+		if ch := p.loading; ch != nil {
+			p.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
+		ch := make(chan struct{})
+		p.loading = ch
+		p.mu.Unlock()
+		err := c.n.d.prepareMapPart(ctx, c, p)
+		p.mu.Lock()
+		p.loading = nil
+		if err == nil {
+			p.ready = true
+		}
+		close(ch)
+		p.mu.Unlock()
+		return err
 	}
-	return nil
 }
 
 // snapshotSource gives the store a partition's live entries and the
@@ -392,4 +398,63 @@ func (c *core) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, m
 		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: []byte(k), Value: e.val})
 	}
 	return out, upto, nil
+}
+
+// export returns this map's partition p as a holder has it. Owner data
+// (owner true) has no gaps: everything up to its version is applied.
+func (c *core) export(p *part, owner bool) mapPart {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mp := mapPart{Map: c.name, Ver: toW(p.ver), Entries: make([]wrec, 0, len(p.entries))}
+	if owner {
+		mp.Applied = p.ver.Seq
+	} else {
+		mp.Applied = p.applied
+		if len(p.above) > 0 {
+			mp.Above = make(map[uint64][]byte, len(p.above))
+			for s, k := range p.above {
+				mp.Above[s] = k
+			}
+		}
+	}
+	for k, e := range p.entries {
+		mp.Entries = append(mp.Entries, wrec{K: []byte(k), V: e.val, R: toW(e.ver)})
+	}
+	return mp
+}
+
+// replace installs a map partition received from another member.
+func (c *core) replace(p *part, mp mapPart) {
+	entries := make(map[string]entry, len(mp.Entries))
+	for _, e := range mp.Entries {
+		entries[string(e.K)] = entry{val: e.V, ver: e.R.v()}
+	}
+	p.mu.Lock()
+	p.entries = entries
+	p.ver = mp.Ver.v()
+	p.applied = mp.Applied
+	p.above = nil
+	if len(mp.Above) > 0 {
+		p.above = make(map[uint64][]byte, len(mp.Above))
+		for s, k := range mp.Above {
+			p.above[s] = k
+		}
+	}
+	p.mu.Unlock()
+}
+
+// clearPart drops what this member holds of partition p of this map.
+func (c *core) clearPart(p *part) {
+	p.mu.Lock()
+	p.entries = map[string]entry{}
+	p.ver = mapstore.Version{}
+	p.applied, p.above = 0, nil
+	p.ready, p.filled, p.loaded = false, false, false
+	p.mu.Unlock()
+}
+
+func (c *core) size(p *part) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
 }

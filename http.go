@@ -1,18 +1,17 @@
 package stowage
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/stowage/stowage/partition"
 	"github.com/stowage/stowage/serde/record"
 )
 
@@ -30,8 +29,8 @@ func (n *Node) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/maps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Maps()) })
 	mux.HandleFunc("GET /v1/cluster", n.httpCluster)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if !n.Loaded() {
-			http.Error(w, "loading", http.StatusServiceUnavailable)
+		if ok, why := n.loadedWhy(r.Context()); !ok {
+			http.Error(w, "loading: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ok\n")
@@ -57,8 +56,11 @@ func httpError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrInvalidMapName):
 		code = http.StatusBadRequest
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrNoQuorum):
 		code = http.StatusServiceUnavailable
+	case errors.Is(err, ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
+		// The write may or may not have taken effect.
+		code = http.StatusGatewayTimeout
 	}
 	writeJSON(w, code, map[string]string{"error": err.Error()})
 }
@@ -82,7 +84,7 @@ func (n *Node) httpPut(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": err.Error()})
 		return
 	}
-	if err := c.update(r.Context(), []byte(r.PathValue("key")), func([]byte, bool) decision { return decision{write: true, val: body} }); err != nil {
+	if _, err := n.do(r.Context(), c, []byte(r.PathValue("key")), &op{kind: opPut, val: body}); err != nil {
 		httpError(w, err)
 		return
 	}
@@ -94,7 +96,7 @@ func (n *Node) httpGet(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	v, ok, err := c.get(r.Context(), []byte(r.PathValue("key")))
+	v, _, ok, err := n.get(r.Context(), c, []byte(r.PathValue("key")))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -112,16 +114,12 @@ func (n *Node) httpDelete(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	found := false
-	err := c.update(r.Context(), []byte(r.PathValue("key")), func(_ []byte, ok bool) decision {
-		found = ok
-		return decision{write: ok, del: true}
-	})
+	res, err := n.do(r.Context(), c, []byte(r.PathValue("key")), &op{kind: opDelete})
 	if err != nil {
 		httpError(w, err)
 		return
 	}
-	if !found {
+	if !res.had {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such key"})
 		return
 	}
@@ -145,7 +143,7 @@ func (n *Node) httpKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	after := r.URL.Query().Get("after")
 	var keys []string
-	if err := c.rangeAll(r.Context(), func(k string, _ []byte) bool {
+	if err := n.rangeAll(r.Context(), c, func(k string, _ []byte) bool {
 		if k > after {
 			keys = append(keys, k)
 		}
@@ -174,31 +172,18 @@ func (n *Node) httpMap(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, c.info())
-}
-
-// ClusterInfo describes the cluster as this member sees it.
-type ClusterInfo struct {
-	ClusterName         string         `json:"cluster_name"`
-	Members             []string       `json:"members"`
-	Master              string         `json:"master"`
-	PartitionCount      int            `json:"partition_count"`
-	PartitionTableVer   int64          `json:"partition_table_version"`
-	PartitionsPerMember map[string]int `json:"partitions_per_member"`
-	BackupCount         int            `json:"backup_count"`
-}
-
-// Cluster describes the cluster. A single member owns every partition.
-func (n *Node) Cluster() ClusterInfo {
-	host, _ := os.Hostname()
-	self := host + ":" + strconv.Itoa(n.cfg.Hazelcast.Network.Port)
-	return ClusterInfo{
-		ClusterName: n.cfg.Hazelcast.ClusterName, Members: []string{self}, Master: self,
-		PartitionCount: partition.DefaultCount, PartitionTableVer: 1,
-		PartitionsPerMember: map[string]int{self: partition.DefaultCount}, BackupCount: n.cfg.Engine.BackupCount,
+	size, err := n.size(r.Context(), c)
+	if err != nil {
+		httpError(w, err)
+		return
 	}
+	mi := n.mapInfo(c)
+	writeJSON(w, http.StatusOK, struct {
+		MapInfo
+		Size int `json:"size"`
+	}{mi, size})
 }
 
 func (n *Node) httpCluster(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.Cluster())
+	writeJSON(w, http.StatusOK, n.Cluster(r.Context()))
 }

@@ -7,12 +7,14 @@ import (
 	"github.com/stowage/stowage/serde"
 )
 
-// Map is a typed view of one of the node's maps: keys and values are
-// encoded by their codecs, the key's encoding picks its partition. Every
-// write returns only once it is durable in the map store (when the map is
-// persisted); a failed write-through fails the call and leaves the map
-// unchanged. Operations wait until the map is loaded. A Map is safe for
-// concurrent use.
+// Map is a typed view of one of the cluster's maps: keys and values are
+// encoded by their codecs, the key's encoding picks its partition, and
+// every operation runs at the partition's owner (forwarded when that is
+// another member, routed again when the partition moves). A write returns
+// only once it is durable in the map store (when the map is persisted)
+// and applied on every live synchronous backup; a failed write fails the
+// call and leaves the map unchanged. Operations wait until their partition
+// is loaded. A Map is safe for concurrent use.
 type Map[K, V any] struct {
 	c  *core
 	kc serde.Codec[K]
@@ -55,7 +57,7 @@ func (m *Map[K, V]) Get(ctx context.Context, k K) (v V, ok bool, err error) {
 	if err != nil {
 		return v, false, err
 	}
-	b, ok, err := m.c.get(ctx, kb)
+	b, _, ok, err := m.c.n.get(ctx, m.c, kb)
 	if err != nil || !ok {
 		return v, false, err
 	}
@@ -69,75 +71,78 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, k K) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, ok, err := m.c.get(ctx, kb)
+	_, _, ok, err := m.c.n.get(ctx, m.c, kb)
 	return ok, err
 }
 
-// compute is the one write path: fn sees the current value and decides.
-func (m *Map[K, V]) compute(ctx context.Context, k K, fn func(old V, ok bool) (nv V, write, del bool, err error)) (old V, had bool, err error) {
+// run executes o on k at its owner and decodes the value it found.
+func (m *Map[K, V]) run(ctx context.Context, k K, o *op) (old V, had, wrote bool, err error) {
 	kb, err := m.key(k)
 	if err != nil {
-		return old, false, err
+		return old, false, false, err
 	}
-	var ferr error
-	err = m.c.update(ctx, kb, func(ob []byte, ok bool) decision {
-		var ov V
-		if ok {
-			if ov, ferr = m.decode(ob); ferr != nil {
-				return decision{}
-			}
-			old, had = ov, true
-		}
-		nv, write, del, e := fn(ov, ok)
-		if e != nil {
-			ferr = e
-			return decision{}
-		}
-		if !write {
-			return decision{}
-		}
-		if del {
-			return decision{write: true, del: true}
-		}
-		b, e := m.vc.Encode(nv)
-		if e != nil {
-			ferr = fmt.Errorf("stowage: map %q: encode value: %w", m.c.name, e)
-			return decision{}
-		}
-		return decision{write: true, val: b}
-	})
-	if ferr != nil {
-		return old, had, ferr
+	res, err := m.c.n.do(ctx, m.c, kb, o)
+	if err != nil {
+		return old, false, false, err
 	}
-	return old, had, err
+	if res.had {
+		if old, err = m.decode(res.old); err != nil {
+			return old, false, false, err
+		}
+	}
+	return old, res.had, res.wrote, nil
+}
+
+func (m *Map[K, V]) value(v V) ([]byte, error) {
+	b, err := m.vc.Encode(v)
+	if err != nil {
+		return nil, fmt.Errorf("stowage: map %q: encode value: %w", m.c.name, err)
+	}
+	return b, nil
 }
 
 // Put sets k to v.
 func (m *Map[K, V]) Put(ctx context.Context, k K, v V) error {
-	_, _, err := m.compute(ctx, k, func(V, bool) (V, bool, bool, error) { return v, true, false, nil })
+	_, _, err := m.Swap(ctx, k, v)
 	return err
 }
 
 // Swap sets k to v and returns the previous value, if any.
 func (m *Map[K, V]) Swap(ctx context.Context, k K, v V) (old V, had bool, err error) {
-	return m.compute(ctx, k, func(V, bool) (V, bool, bool, error) { return v, true, false, nil })
+	b, err := m.value(v)
+	if err != nil {
+		return old, false, err
+	}
+	old, had, _, err = m.run(ctx, k, &op{kind: opPut, val: b})
+	return old, had, err
 }
 
 // PutIfAbsent sets k to v only if k has no value; it returns the existing
 // value and true if there was one.
 func (m *Map[K, V]) PutIfAbsent(ctx context.Context, k K, v V) (existing V, loaded bool, err error) {
-	return m.compute(ctx, k, func(_ V, ok bool) (V, bool, bool, error) { return v, !ok, false, nil })
+	b, err := m.value(v)
+	if err != nil {
+		return existing, false, err
+	}
+	existing, loaded, _, err = m.run(ctx, k, &op{kind: opPutIfAbsent, val: b})
+	return existing, loaded, err
 }
 
 // Replace sets k to v only if k has a value; it returns the old value and
 // whether it replaced it.
 func (m *Map[K, V]) Replace(ctx context.Context, k K, v V) (old V, replaced bool, err error) {
-	return m.compute(ctx, k, func(_ V, ok bool) (V, bool, bool, error) { return v, ok, false, nil })
+	b, err := m.value(v)
+	if err != nil {
+		return old, false, err
+	}
+	old, replaced, _, err = m.run(ctx, k, &op{kind: opReplace, val: b})
+	return old, replaced, err
 }
 
 // Remove deletes k and returns the value it had.
 func (m *Map[K, V]) Remove(ctx context.Context, k K) (old V, removed bool, err error) {
-	return m.compute(ctx, k, func(_ V, ok bool) (V, bool, bool, error) { var z V; return z, ok, true, nil })
+	old, removed, _, err = m.run(ctx, k, &op{kind: opDelete})
+	return old, removed, err
 }
 
 // Delete deletes k.
@@ -147,35 +152,60 @@ func (m *Map[K, V]) Delete(ctx context.Context, k K) error {
 }
 
 // Compute atomically replaces k's value by fn(old, ok): fn returns the new
-// value and keep; keep false deletes the entry. No other write of k runs
-// between reading old and storing the result. Compute returns the value
-// now held and whether there is one.
+// value and keep; keep false deletes the entry. No other write of k takes
+// effect between reading old and storing the result: on the owning member
+// fn runs with the key's writes held; on another member the result is
+// written only if the entry is still as fn saw it, else fn runs again, so
+// fn may run more than once and must have no other effect. Compute
+// returns the value now held and whether there is one.
 func (m *Map[K, V]) Compute(ctx context.Context, k K, fn func(old V, ok bool) (nv V, keep bool)) (V, bool, error) {
 	var res V
 	var has bool
-	_, _, err := m.compute(ctx, k, func(old V, ok bool) (V, bool, bool, error) {
-		nv, keep := fn(old, ok)
-		if keep {
-			res, has = nv, true
-			return nv, true, false, nil
+	var ferr error
+	o := &op{fn: func(ob []byte, ok bool) decision {
+		ferr = nil
+		var ov V
+		if ok {
+			if ov, ferr = m.decode(ob); ferr != nil {
+				return decision{}
+			}
 		}
-		return nv, ok, true, nil
-	})
+		nv, keep := fn(ov, ok)
+		if !keep {
+			res, has = nv, false
+			return decision{write: ok, del: true}
+		}
+		b, err := m.value(nv)
+		if err != nil {
+			ferr = err
+			return decision{}
+		}
+		res, has = nv, true
+		return decision{write: true, val: b}
+	}}
+	_, _, _, err := m.run(ctx, k, o)
+	if err == nil {
+		err = ferr
+	}
 	if err != nil {
 		var z V
 		return z, false, err
 	}
-	return res, has, nil
+	if !has {
+		var z V
+		return z, false, nil
+	}
+	return res, true, nil
 }
 
-// Size returns the number of entries.
-func (m *Map[K, V]) Size(ctx context.Context) (int, error) { return m.c.size(ctx) }
+// Size returns the number of entries, counted at every owner.
+func (m *Map[K, V]) Size(ctx context.Context) (int, error) { return m.c.n.size(ctx, m.c) }
 
 // Range calls fn for every entry until fn returns false. It sees each
 // partition as of one moment; fn may call the map.
 func (m *Map[K, V]) Range(ctx context.Context, fn func(k K, v V) bool) error {
 	var derr error
-	err := m.c.rangeAll(ctx, func(ks string, vb []byte) bool {
+	err := m.c.n.rangeAll(ctx, m.c, func(ks string, vb []byte) bool {
 		k, err := m.kc.Decode([]byte(ks))
 		if err != nil {
 			derr = fmt.Errorf("stowage: map %q: decode key: %w", m.c.name, err)
@@ -217,11 +247,11 @@ func (m *Map[K, V]) Entries(ctx context.Context) ([]Entry[K, V], error) {
 // Clear deletes every entry, each deletion written through.
 func (m *Map[K, V]) Clear(ctx context.Context) error {
 	var keys []string
-	if err := m.c.rangeAll(ctx, func(k string, _ []byte) bool { keys = append(keys, k); return true }); err != nil {
+	if err := m.c.n.rangeAll(ctx, m.c, func(k string, _ []byte) bool { keys = append(keys, k); return true }); err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if err := m.c.update(ctx, []byte(k), func(_ []byte, ok bool) decision { return decision{write: ok, del: true} }); err != nil {
+		if _, err := m.c.n.do(ctx, m.c, []byte(k), &op{kind: opDelete}); err != nil {
 			return err
 		}
 	}

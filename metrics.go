@@ -9,7 +9,10 @@ type metrics struct {
 	batchBytes   prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	loadSeconds  *prometheus.GaugeVec
-	entries      *prometheus.GaugeFunc
+
+	backupSeconds prometheus.Histogram
+	acquired      *prometheus.CounterVec
+	tableVersion  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,9 +37,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
 		}),
 		loadSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "stowage_map_load_seconds", Help: "Time the last EAGER load of a map took.",
+			Name: "stowage_map_load_seconds", Help: "Time spent loading a map's partitions from its map store (summed over partitions).",
 		}, []string{"map"}),
 	}
-	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds)
+	m.backupSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "stowage_backup_ack_seconds", Help: "Time for one synchronous backup to acknowledge a record.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+	})
+	m.acquired = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stowage_partitions_acquired_total",
+		Help: "Partitions this member took ownership of, by where the data came from: member (migration or fail-over to a copy elsewhere), self (promotion of this member's backup), store (loaded from the map store).",
+	}, []string{"source"})
+	m.tableVersion = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "stowage_partition_table_version", Help: "Version of the partition table this member has installed.",
+	})
+	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds,
+		m.backupSeconds, m.acquired, m.tableVersion)
 	return m
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
@@ -24,7 +25,9 @@ import (
 // Options configure a Node. Only Config is usually set.
 type Options struct {
 	// Config is the parsed SeaTunnel configuration (nil: config.Default()).
-	// It must not be modified once Open returned.
+	// It must not be modified once Open returned. When hazelcast.yaml
+	// enables network.join.tcp-ip, the node joins the cluster of its
+	// member-list; otherwise it is a member alone.
 	Config *config.Config
 	// Logger receives the node's structured logs (default slog.Default()).
 	Logger *slog.Logger
@@ -38,16 +41,34 @@ type Options struct {
 	OnDamage func(mapName string, d filestore.Damage)
 	// LoadWorkers is how many partitions load in parallel (default: 2x CPUs).
 	LoadWorkers int
+
+	// View and Transport, when both set, make the node a member of the
+	// cluster they describe instead of the one the configuration names
+	// (tests use cluster.StaticView with a cluster.MemNetwork). Close
+	// does not close them.
+	View      cluster.View
+	Transport cluster.Transport
+	// Timing overrides the failure-detection timing of the membership
+	// layer the configuration starts (tests shorten it).
+	Timing cluster.Timing
+	// OpTimeout bounds a map operation whose context has no deadline,
+	// including the time to find a partition's new owner (default 60 s).
+	OpTimeout time.Duration
 }
 
-// Node is one member: it holds the maps, their map stores, and loads
-// persisted maps EAGERly on Open. It is safe for concurrent use.
+// Node is one member: it holds the maps, their map stores, its part of
+// the partitions, and loads persisted maps EAGERly. It is safe for
+// concurrent use.
 type Node struct {
 	opts Options
 	cfg  *config.Config
 	log  *slog.Logger
 	reg  *prometheus.Registry
 	m    *metrics
+	d    *dist
+	clu  *cluster.Cluster  // nil unless Open joined a cluster itself
+	tr   cluster.Transport // closed by Close when Open made it
+	ownT bool
 
 	mu     sync.Mutex
 	maps   map[string]*core
@@ -66,10 +87,12 @@ var (
 	ErrInvalidMapName = errors.New("stowage: invalid map name")
 )
 
-// Open starts a node: it validates the configuration, opens the map store
-// of every map already persisted under a configured map-store (those
+// Open starts a node: it validates the configuration, joins the cluster
+// (when the configuration or Options name one), opens the map store of
+// every map already persisted under a configured map-store (those
 // directories are found by listing namespace/clusterName/) and starts
-// loading them. Map operations wait until their map is loaded.
+// loading the partitions it owns once hazelcast.initial.min.cluster.size
+// members are up. Map operations wait until their partition is loaded.
 func Open(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Config == nil {
 		opts.Config = config.Default()
@@ -83,6 +106,9 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	if opts.LoadWorkers <= 0 {
 		opts.LoadWorkers = 2 * runtime.GOMAXPROCS(0)
 	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = 60 * time.Second
+	}
 	n := &Node{opts: opts, cfg: opts.Config, log: opts.Logger, maps: map[string]*core{}}
 	if opts.Registerer == nil {
 		n.reg = prometheus.NewRegistry()
@@ -90,8 +116,15 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	}
 	n.m = newMetrics(opts.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	view, tr, err := n.joinCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cc := n.clusterConfig()
+	n.d = newDist(n, view, tr, partition.DefaultCount, cc.replicas, cc.startMin, opts.OpTimeout)
 	names, err := n.persistedMaps(ctx)
 	if err != nil {
+		n.Close()
 		return nil, err
 	}
 	for _, name := range names {
@@ -100,20 +133,13 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
+	if err := n.checkShared(ctx); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.d.start()
 	return n, nil
 }
-
-// Gatherer returns the node's own metrics registry, or nil when
-// Options.Registerer was given.
-func (n *Node) Gatherer() prometheus.Gatherer {
-	if n.reg == nil {
-		return nil
-	}
-	return n.reg
-}
-
-// Config returns the node's configuration; it must not be modified.
-func (n *Node) Config() *config.Config { return n.cfg }
 
 // ValidMapName reports whether name can name a map: it must never escape
 // its directory (invariant 7).
@@ -185,6 +211,7 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 		return c, nil
 	}
 	mc, _ := n.cfg.Hazelcast.MapFor(name)
+	syncB, asyncB := n.backupCounts(name)
 	var store mapstore.MapStore
 	lazy := false
 	if ms := mc.MapStore; ms != nil && ms.Enabled {
@@ -195,17 +222,16 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 		}
 		lazy = strings.EqualFold(ms.InitialMode, "LAZY")
 	}
-	c := newCore(name, partition.DefaultCount, store, lazy, n.m)
+	c := newCore(n, name, partition.DefaultCount, store, lazy, syncB, asyncB)
+	c.wq, c.rq = n.quorumOf(name)
 	n.maps[name] = c
-	if store != nil {
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			c.loadAll(n.ctx, n.opts.LoadWorkers)
-			if c.loadErr != nil {
-				n.log.Error("stowage: loading map failed", "map", name, "err", c.loadErr)
-			}
-		}()
+	if n.d.started() && store != nil && !lazy {
+		// An EAGER map made while the node runs loads its owned
+		// partitions now, not on first use.
+		c.eager = make(chan struct{})
+		if !n.d.goBackground(func() { n.d.readyMap(c); close(c.eager) }) {
+			close(c.eager)
+		}
 	}
 	return c, nil
 }
@@ -231,6 +257,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
 		st, err := filestore.Open(ctx, filestore.Options{
 			FS: sub, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
+			RunID: n.runID(),
 			OnDamage: func(d filestore.Damage) {
 				if n.opts.OnDamage != nil {
 					n.opts.OnDamage(name, d)
@@ -289,98 +316,14 @@ func (c *closingStore) StartEpochs(ctx context.Context, starts map[int]mapstore.
 	return c.MapStore.(epochStarter).StartEpochs(ctx, starts)
 }
 
-// MapInfo describes a map's state.
-type MapInfo struct {
-	Name      string `json:"name"`
-	Size      int    `json:"size"`
-	Loaded    bool   `json:"loaded"`
-	Persisted bool   `json:"persisted"`
-	LoadError string `json:"load_error,omitempty"`
+func (c *closingStore) Release(p int) {
+	if o, ok := c.MapStore.(ownership); ok {
+		o.Release(p)
+	}
 }
 
-// Maps describes the node's maps.
-func (n *Node) Maps() []MapInfo {
-	n.mu.Lock()
-	cs := make([]*core, 0, len(n.maps))
-	for _, c := range n.maps {
-		cs = append(cs, c)
+func (c *closingStore) Acquire(p int) {
+	if o, ok := c.MapStore.(ownership); ok {
+		o.Acquire(p)
 	}
-	n.mu.Unlock()
-	out := make([]MapInfo, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, c.info())
-	}
-	return out
-}
-
-func (c *core) info() MapInfo {
-	mi := MapInfo{Name: c.name, Persisted: c.store != nil}
-	select {
-	case <-c.loaded:
-		mi.Loaded = c.loadErr == nil
-		if c.loadErr != nil {
-			mi.LoadError = c.loadErr.Error()
-		}
-	default:
-	}
-	for _, p := range c.parts {
-		p.mu.Lock()
-		mi.Size += len(p.entries)
-		p.mu.Unlock()
-	}
-	return mi
-}
-
-// Loaded reports whether every map the node holds has finished loading
-// without error.
-func (n *Node) Loaded() bool {
-	for _, mi := range n.Maps() {
-		if mi.Persisted && !mi.Loaded {
-			return false
-		}
-	}
-	return true
-}
-
-// WaitLoaded blocks until every map is loaded, and returns the first load
-// error.
-func (n *Node) WaitLoaded(ctx context.Context) error {
-	n.mu.Lock()
-	cs := make([]*core, 0, len(n.maps))
-	for _, c := range n.maps {
-		cs = append(cs, c)
-	}
-	n.mu.Unlock()
-	for _, c := range cs {
-		select {
-		case <-c.loaded:
-			if c.loadErr != nil {
-				return c.loadErr
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// Close stops loading, flushes and closes every map store, and returns
-// once every goroutine the node started has stopped.
-func (n *Node) Close() error {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return nil
-	}
-	n.closed = true
-	n.mu.Unlock()
-	n.cancel()
-	n.wg.Wait()
-	var errs []error
-	for _, c := range n.maps {
-		if c.store != nil {
-			errs = append(errs, c.store.Close())
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -1,0 +1,720 @@
+package stowage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+)
+
+// How a new owner gets a partition (see acquire):
+//
+//  1. It asks every live member what it holds of the partition (status).
+//     Answering installs the asker's newer table first, so an old owner
+//     stops taking writes and old backups refuse its records from then on.
+//     A member that does not answer while still live is waited for: it
+//     might be the owner.
+//  2. The best holder is the one with the highest epoch, then an owner
+//     (held) before a backup, then the highest versions. It hands its
+//     data over (take): an old owner after its writes in flight ended.
+//     With no holder at all (a fresh cluster, or every replica lost) the
+//     partition is read from the map store.
+//  3. The new owner starts a new epoch (max seen + 1): a durable epoch
+//     start per map, taking over up to the last seq the data has without
+//     gaps; changes a backup applied beyond a gap are written again in the
+//     new epoch (invariant 2: what recovery keeps is what memory has).
+//  4. It fills every backup of the table, tells the other holders to drop
+//     their copies (release), and only then serves the partition.
+
+// source is where a partition's data comes from.
+type source struct {
+	member  string // "" with store
+	store   bool
+	epoch   uint64   // the highest epoch any holder reported
+	holders []string // members that reported a copy (released once done)
+}
+
+type candidate struct {
+	id    string
+	kind  int
+	epoch uint64
+	seqs  uint64
+}
+
+func kindRank(k int) int {
+	switch k {
+	case holdActive:
+		return 3
+	case holdHeld:
+		return 2
+	case holdBackup:
+		return 1
+	}
+	return 0
+}
+
+func (a candidate) better(b candidate, self string) bool {
+	if a.epoch != b.epoch {
+		return a.epoch > b.epoch
+	}
+	if kindRank(a.kind) != kindRank(b.kind) {
+		return kindRank(a.kind) > kindRank(b.kind)
+	}
+	if a.seqs != b.seqs {
+		return a.seqs > b.seqs
+	}
+	if (a.id == self) != (b.id == self) {
+		return a.id == self // no copy needed
+	}
+	return a.id < b.id
+}
+
+// acquire gets the partitions this member now owns and starts serving
+// them; gens are the slots' generations when the work was given, and a
+// slot whose generation moved on is no longer this run's to finish.
+func (d *dist) acquire(ps []int, gens []uint64) {
+	gen := make(map[int]uint64, len(ps))
+	for i, p := range ps {
+		gen[p] = gens[i]
+	}
+	pending := ps
+	delay := 10 * time.Millisecond
+	for {
+		pending = d.stillAcquiring(pending, gen)
+		if len(pending) == 0 || d.ctx.Err() != nil {
+			return
+		}
+		plan := d.plan(pending)
+		d.log.Debug("stowage: acquiring", "pending", len(pending), "decided", len(plan), "first", pending[0])
+		done := d.execute(plan, gen)
+		var rest []int
+		for _, p := range pending {
+			if !done[p] {
+				rest = append(rest, p)
+			}
+		}
+		pending = rest
+		if len(pending) == 0 {
+			return
+		}
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 500*time.Millisecond)
+	}
+}
+
+func (d *dist) stillAcquiring(ps []int, gen map[int]uint64) []int {
+	out := ps[:0:0]
+	for _, p := range ps {
+		s := d.slots[p]
+		s.mu.Lock()
+		if s.st == stAcquiring && s.gen == gen[p] {
+			out = append(out, p)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// plan asks every live member what it holds of ps and picks a source for
+// each partition that can be decided now.
+func (d *dist) plan(ps []int) map[int]source {
+	statuses := map[string][]partStatus{d.self: d.localStatus(ps)}
+	ms := d.refreshMembers()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	unanswered := 0
+	for _, m := range ms {
+		if m.ID == d.self {
+			continue
+		}
+		wg.Add(1)
+		go func(m cluster.Member) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			defer cancel()
+			b, err := d.call(ctx, m.ID, mStatus, statusReq{TV: d.tableVersion(), Parts: ps})
+			var ans statusAns
+			if err == nil {
+				err = dec(b, &ans)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || ans.Code != codeOK || len(ans.St) != len(ps) {
+				if d.isLive(m.ID) {
+					d.log.Debug("stowage: status not answered", "member", m.ID, "err", err)
+					unanswered++
+				}
+				return
+			}
+			if ans.TV > d.tableVersion() {
+				d.askFetch(m.RPC)
+			}
+			statuses[m.ID] = ans.St
+		}(m)
+	}
+	wg.Wait()
+	plan := map[int]source{}
+	if unanswered > 0 {
+		return plan // a silent member might be the owner: ask again
+	}
+	for i, p := range ps {
+		var best candidate
+		found, wait := false, false
+		var maxEpoch uint64
+		var holders []string
+		for id, sts := range statuses {
+			st := sts[i]
+			maxEpoch = max(maxEpoch, st.Epoch)
+			if st.Kind != holdNone {
+				holders = append(holders, id)
+			}
+			switch st.Kind {
+			case holdAcquire:
+				if id != d.self {
+					wait = true
+					if i == 0 {
+						d.log.Debug("stowage: waiting for a member acquiring the partition", "partition", p, "member", id)
+					}
+				}
+			case holdActive, holdHeld, holdBackup:
+				c := candidate{id: id, kind: st.Kind, epoch: st.Epoch, seqs: st.Seqs}
+				if !found || c.better(best, d.self) {
+					best, found = c, true
+				}
+			}
+		}
+		switch {
+		case wait:
+		case found:
+			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders}
+		default:
+			plan[p] = source{store: true, epoch: maxEpoch, holders: holders}
+		}
+	}
+	return plan
+}
+
+func (d *dist) localStatus(ps []int) []partStatus {
+	out := make([]partStatus, len(ps))
+	for i, p := range ps {
+		s := d.slots[p]
+		s.mu.Lock()
+		k, e := s.holdKindLocked(), s.epoch
+		s.mu.Unlock()
+		out[i] = partStatus{Kind: k, Epoch: e, Seqs: d.n.seqSum(p)}
+	}
+	return out
+}
+
+// item is one partition being finished by execute.
+type item struct {
+	p     int
+	src   source
+	data  *partData // from another member
+	epoch uint64
+}
+
+// execute carries out a plan and returns the partitions it activated (or
+// that stopped being this member's to acquire).
+func (d *dist) execute(plan map[int]source, gen map[int]uint64) map[int]bool {
+	done := map[int]bool{}
+	if len(plan) == 0 {
+		return done
+	}
+	byMember := map[string][]int{}
+	var items []*item
+	var mu sync.Mutex
+	for p, src := range plan {
+		switch {
+		case src.store || src.member == d.self:
+			items = append(items, &item{p: p, src: src})
+		default:
+			byMember[src.member] = append(byMember[src.member], p)
+		}
+	}
+	var wg sync.WaitGroup
+	for id, ps := range byMember {
+		sort.Ints(ps)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
+			defer cancel()
+			b, err := d.call(ctx, id, mTake, takeReq{TV: d.tableVersion(), Parts: ps})
+			var ans takeAns
+			if err == nil {
+				err = dec(b, &ans)
+			}
+			if err != nil || ans.Code != codeOK {
+				d.log.Debug("stowage: partition hand-over failed; retrying", "from", id, "err", err, "msg", ans.Msg)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range ans.Data {
+				pd := &ans.Data[i]
+				items = append(items, &item{p: pd.P, src: plan[pd.P], data: pd})
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(items, func(i, j int) bool { return items[i].p < items[j].p })
+	if err := d.finish(items, gen); err != nil && d.ctx.Err() == nil {
+		d.log.Warn("stowage: taking over partitions failed; retrying", "err", err)
+	}
+	for _, it := range items {
+		s := d.slots[it.p]
+		s.mu.Lock()
+		if s.st != stAcquiring || s.gen != gen[it.p] {
+			done[it.p] = true
+		}
+		s.mu.Unlock()
+	}
+	return done
+}
+
+// finish installs the data of each item, starts its new epoch, fills the
+// backups, releases the other holders and activates the partition.
+// Partitions are processed together so that the map stores record their
+// epoch starts in one batch.
+func (d *dist) finish(items []*item, gen map[int]uint64) error {
+	if len(items) == 0 {
+		return nil
+	}
+	cores := d.n.allCores()
+	ctx, cancel := context.WithTimeout(d.ctx, 10*d.timeout)
+	defer cancel()
+
+	// Install the data; the epoch is above everything seen.
+	var errs []error
+	var emu sync.Mutex
+	d.n.parallel(len(items), func(i int) {
+		it := items[i]
+		if err := d.install1(ctx, it, cores); err != nil {
+			emu.Lock()
+			errs = append(errs, err)
+			emu.Unlock()
+			it.epoch = 0
+		}
+	})
+	ok := items[:0:0]
+	for _, it := range items {
+		if it.epoch != 0 {
+			ok = append(ok, it)
+		}
+	}
+	// Epoch starts, one batch per map store.
+	for _, c := range cores {
+		es, isES := c.store.(epochStarter)
+		if !isES {
+			continue
+		}
+		starts := map[int]mapstore.Version{}
+		for _, it := range ok {
+			pt := c.parts[it.p]
+			pt.mu.Lock()
+			if pt.loaded {
+				starts[it.p] = mapstore.Version{Epoch: it.epoch, Seq: pt.ver.Seq}
+			}
+			pt.mu.Unlock()
+		}
+		if len(starts) == 0 {
+			continue
+		}
+		if err := es.StartEpochs(ctx, starts); err != nil {
+			return fmt.Errorf("stowage: map %q: record epoch starts: %w", c.name, err)
+		}
+	}
+	// Changes a backup applied beyond a gap: written again in the new epoch.
+	for _, it := range ok {
+		if err := d.rewriteAbove(ctx, it, cores); err != nil {
+			return err
+		}
+	}
+	d.n.parallel(len(ok), func(i int) {
+		it := ok[i]
+		backups := d.fillAll(ctx, it.p, it.epoch, cores)
+		d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
+		s := d.slots[it.p]
+		s.mu.Lock()
+		if s.st == stAcquiring && s.gen == gen[it.p] {
+			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
+			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
+		} else {
+			// Lost the ownership meanwhile: keep the data for the next owner.
+			s.st, s.epoch = stHeld, it.epoch
+		}
+		s.notify()
+		s.mu.Unlock()
+	})
+	return errors.Join(errs...)
+}
+
+func sourceLabel(s source) string {
+	switch {
+	case s.store:
+		return "store"
+	case s.member == "":
+		return "self"
+	}
+	return "member"
+}
+
+// install1 puts one partition's data in place and picks its epoch.
+func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
+	var epoch uint64 = it.src.epoch
+	s := d.slots[it.p]
+	s.mu.Lock()
+	epoch = max(epoch, s.epoch)
+	s.mu.Unlock()
+	var have map[string]*mapPart
+	if it.data != nil {
+		have = make(map[string]*mapPart, len(it.data.Maps))
+		for i := range it.data.Maps {
+			have[it.data.Maps[i].Map] = &it.data.Maps[i]
+		}
+		for name := range have {
+			if !slices.ContainsFunc(cores, func(c *core) bool { return c.name == name }) {
+				c, err := d.n.core(ctx, name)
+				if err != nil {
+					return err
+				}
+				cores = append(cores, c)
+			}
+		}
+	}
+	for _, c := range cores {
+		pt := c.parts[it.p]
+		switch {
+		case it.data != nil:
+			if mp := have[c.name]; mp != nil {
+				c.replace(pt, *mp)
+				pt.mu.Lock()
+				pt.loaded = true
+				pt.mu.Unlock()
+				if o, ok := c.store.(ownership); ok {
+					o.Acquire(it.p)
+				}
+			} else {
+				c.clearPart(pt)
+			}
+		case it.src.store:
+			if c.store != nil && !c.lazy {
+				if _, err := c.loadFromStore(ctx, pt); err != nil {
+					return err
+				}
+			} else {
+				c.clearPart(pt)
+			}
+		default: // this member's own data (held, or a synced backup)
+			pt.mu.Lock()
+			if len(pt.entries) > 0 || pt.ver != (mapstore.Version{}) {
+				pt.loaded = true
+			}
+			pt.mu.Unlock()
+			if o, ok := c.store.(ownership); ok {
+				o.Acquire(it.p)
+			}
+		}
+		pt.mu.Lock()
+		epoch = max(epoch, pt.ver.Epoch)
+		pt.mu.Unlock()
+		if vs, ok := c.store.(versioned); ok {
+			epoch = max(epoch, vs.LastVersion(it.p).Epoch)
+		}
+	}
+	it.epoch = epoch + 1
+	// What is kept from the old epoch: everything up to the last seq
+	// without a gap. Owner data (the store's, or held here) has none; a
+	// backup's data says where its gap-free part ends.
+	gapFree := it.src.store || (it.data == nil && d.holdKind(it.p) == holdHeld)
+	for _, c := range cores {
+		pt := c.parts[it.p]
+		pt.mu.Lock()
+		if gapFree {
+			pt.applied, pt.above = pt.ver.Seq, nil
+		}
+		pt.ver = mapstore.Version{Epoch: it.epoch, Seq: pt.applied}
+		pt.ready = pt.loaded || c.store == nil
+		pt.filled = false
+		pt.mu.Unlock()
+	}
+	return nil
+}
+
+func (d *dist) holdKind(p int) int {
+	s := d.slots[p]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.holdKindLocked()
+}
+
+// rewriteAbove writes again, in the new epoch, the current state of every
+// key a backup applied beyond its last gap-free seq: recovery drops the
+// old epoch's records above that seq (invariant 2).
+func (d *dist) rewriteAbove(ctx context.Context, it *item, cores []*core) error {
+	for _, c := range cores {
+		pt := c.parts[it.p]
+		pt.mu.Lock()
+		above := pt.above
+		pt.above = nil
+		seqs := make([]uint64, 0, len(above))
+		for s := range above {
+			seqs = append(seqs, s)
+		}
+		slices.Sort(seqs)
+		var recs []mapstore.Record
+		seen := map[string]bool{}
+		for _, s := range seqs {
+			k := above[s]
+			if k == nil || seen[string(k)] {
+				continue
+			}
+			seen[string(k)] = true
+			pt.ver.Seq++
+			e, ok := pt.entries[string(k)]
+			if ok {
+				e.ver = pt.ver
+				pt.entries[string(k)] = e
+			}
+			recs = append(recs, mapstore.Record{Partition: it.p, Version: pt.ver, Key: k, Value: e.val, Deleted: !ok})
+		}
+		pt.applied = pt.ver.Seq
+		pt.mu.Unlock()
+		if c.store == nil {
+			continue
+		}
+		for _, r := range recs {
+			if err := c.storeRecord(ctx, r); err != nil {
+				return fmt.Errorf("stowage: map %q partition %d: write again what the old epoch left open: %w", c.name, it.p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// fillAll gives partition p (every ready map) to each live backup the
+// table names, and returns those that took it.
+func (d *dist) fillAll(ctx context.Context, p int, epoch uint64, cores []*core) []string {
+	t, _ := d.currentTable()
+	if t == nil || t.Owner(p) != d.self {
+		return nil
+	}
+	want := slices.Clone(t.Owners[p][1:])
+	if len(want) == 0 {
+		return nil
+	}
+	req := fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partData(p, true, cores)}
+	body := enc(req)
+	ok := make([]bool, len(want))
+	var wg sync.WaitGroup
+	for i, b := range want {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok[i] = d.fillTo(ctx, b, p, body) == nil
+		}()
+	}
+	wg.Wait()
+	var out []string
+	for i, b := range want {
+		if ok[i] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// errNotReplica: the member is no longer a live replica of the partition.
+var errNotReplica = errors.New("stowage: member is no longer a replica")
+
+// fillTo sends a fill until the backup took it or is no longer a live
+// replica of p.
+func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
+	delay := 10 * time.Millisecond
+	for {
+		a := d.addr(b)
+		var resp []byte
+		err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
+		if a != "" && d.tr != nil {
+			resp, err = d.tr.Call(ctx, a, mFill, body)
+		}
+		if err == nil {
+			var ans codeAns
+			if err = dec(resp, &ans); err == nil {
+				if ans.Code == codeOK {
+					return nil
+				}
+				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
+				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
+				d.askFetch(a)
+			}
+		}
+		if !d.isLive(b) || !d.inReplicaSet(p, b) {
+			return errNotReplica
+		}
+		if !d.owns(p) {
+			return errMoved{p}
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		}
+		delay = min(2*delay, 500*time.Millisecond)
+	}
+}
+
+// releaseOthers tells every member that reported a copy of p, other than
+// the backups just filled, to drop it.
+func (d *dist) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
+	body := enc(releaseReq{TV: d.tableVersion(), P: p, Epoch: epoch})
+	for _, id := range holders {
+		a := d.addr(id)
+		if id == d.self || slices.Contains(backups, id) || a == "" || d.tr == nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, _ = d.tr.Call(rctx, a, mRelease, body)
+		cancel()
+	}
+}
+
+// prepareMapPart makes one map's partition ready on an active owner (a
+// map new here, LAZY, or unknown when the partition was taken over): it
+// loads what the store has, records the slot's epoch start for it, and
+// gives it to the backups.
+func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
+	s := d.slots[pt.id]
+	s.mu.Lock()
+	st, epoch, backups := s.st, s.epoch, slices.Clone(s.backups)
+	s.mu.Unlock()
+	if st != stActive {
+		return errMoved{pt.id}
+	}
+	pt.mu.Lock()
+	loaded := pt.loaded
+	pt.mu.Unlock()
+	if c.store != nil && !loaded {
+		if _, err := c.loadFromStore(ctx, pt); err != nil {
+			return err
+		}
+	}
+	pt.mu.Lock()
+	from := pt.ver.Seq
+	pt.ver = mapstore.Version{Epoch: epoch, Seq: from}
+	pt.mu.Unlock()
+	if c.store != nil {
+		if err := c.startEpoch(ctx, pt.id, epoch, from); err != nil {
+			return err
+		}
+	}
+	if len(backups) == 0 {
+		return nil
+	}
+	mp := c.export(pt, true)
+	body := enc(fillReq{TV: d.tableVersion(), Epoch: epoch, Data: partData{P: pt.id, Maps: []mapPart{mp}}, Partial: true})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, b := range backups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.fillTo(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// refill gives active partitions to backups the table added (or that
+// lost their copy), with writes held meanwhile, and tells backups the
+// table removed to drop theirs.
+func (d *dist) refill(ps []int) {
+	for _, p := range ps {
+		if d.ctx.Err() != nil {
+			return
+		}
+		d.refill1(p)
+	}
+}
+
+func (d *dist) refill1(p int) {
+	s := d.slots[p]
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	t, _ := d.currentTable()
+	s.mu.Lock()
+	if s.st != stActive || t == nil || t.Owner(p) != d.self {
+		s.mu.Unlock()
+		return
+	}
+	want := slices.Clone(t.Owners[p][1:])
+	old := s.backups
+	force := s.dirty
+	if slices.Equal(old, want) && !force {
+		s.mu.Unlock()
+		return
+	}
+	if err := s.holdWritesLocked(d.ctx); err != nil {
+		s.mu.Unlock()
+		return
+	}
+	epoch := s.epoch
+	cores := d.n.allCores()
+	data := d.n.partData(p, true, cores)
+	s.dirty = false
+	s.mu.Unlock()
+
+	body := enc(fillReq{TV: t.Version, Epoch: epoch, Data: data})
+	ok := make([]bool, len(want))
+	var wg sync.WaitGroup
+	for i, b := range want {
+		if slices.Contains(old, b) && !force {
+			ok[i] = true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok[i] = d.fillTo(d.ctx, b, p, body) == nil
+		}()
+	}
+	wg.Wait()
+	var now []string
+	for i, b := range want {
+		if ok[i] {
+			now = append(now, b)
+		}
+	}
+	s.mu.Lock()
+	if s.st == stActive {
+		s.backups = now
+	}
+	s.releaseWritesLocked()
+	s.mu.Unlock()
+	var gone []string
+	for _, b := range old {
+		if !slices.Contains(want, b) {
+			gone = append(gone, b)
+		}
+	}
+	d.releaseOthers(d.ctx, p, epoch, now, gone)
+}

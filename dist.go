@@ -1,0 +1,445 @@
+package stowage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/partition"
+)
+
+// dist is the member's part in the cluster: the partition table, what
+// this member holds of each partition, and the loops that keep both
+// current. A member alone (no transport) runs the same code with a view
+// of one.
+type dist struct {
+	n        *Node
+	log      *slog.Logger
+	view     cluster.View
+	tr       cluster.Transport // nil: a member alone
+	self     string            // member id
+	count    int               // partitions
+	replicas int               // replica-set size in the table: owner + backups
+	startMin int               // members needed before the first table
+	timeout  time.Duration     // bound on one operation without a deadline
+
+	mu      sync.Mutex
+	table   *partition.Table // nil until the first table
+	tabCh   chan struct{}    // closed and replaced when the table changes
+	addrs   map[string]string
+	live    map[string]bool
+	wasMstr bool
+
+	slots   []*slot
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	kick    chan struct{}
+	fetch   chan string // members to fetch a newer table from
+	running atomic.Bool
+}
+
+func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
+	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
+		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
+		addrs: map[string]string{}, live: map[string]bool{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+	d.slots = make([]*slot, count)
+	for i := range d.slots {
+		d.slots[i] = newSlot(i)
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	return d
+}
+
+func (d *dist) start() {
+	d.running.Store(true)
+	if d.tr != nil {
+		d.tr.SetHandler(d.handle)
+	}
+	d.refreshMembers()
+	d.wg.Add(2)
+	go d.masterLoop()
+	go d.fetchLoop()
+}
+
+func (d *dist) started() bool { return d.running.Load() }
+
+// readyMap readies every partition of a map made while the node runs
+// that this member owns and serves.
+func (d *dist) readyMap(c *core) {
+	var ps []int
+	for p, s := range d.slots {
+		s.mu.Lock()
+		if s.st == stActive {
+			ps = append(ps, p)
+		}
+		s.mu.Unlock()
+	}
+	d.n.parallel(len(ps), func(i int) {
+		pt := c.parts[ps[i]]
+		if err := c.readyPart(d.ctx, pt, writeTicket{}); err != nil && !isMoved(err) && d.ctx.Err() == nil {
+			d.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
+		}
+	})
+}
+
+// stop ends the loops and waits for every goroutine dist started.
+func (d *dist) stop() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+func (d *dist) goBackground(fn func()) bool {
+	select {
+	case <-d.ctx.Done():
+		return false
+	default:
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// refreshMembers reads the view: live members and their addresses.
+func (d *dist) refreshMembers() []cluster.Member {
+	ms := d.view.Members()
+	d.mu.Lock()
+	clear(d.live)
+	for _, m := range ms {
+		d.live[m.ID] = true
+		if m.RPC != "" {
+			d.addrs[m.ID] = m.RPC
+		}
+	}
+	d.mu.Unlock()
+	return ms
+}
+
+func (d *dist) isLive(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.live[id]
+}
+
+func (d *dist) addr(id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.addrs[id]
+}
+
+// idOf returns the member id whose transport address is addr.
+func (d *dist) idOf(addr string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, a := range d.addrs {
+		if a == addr {
+			return id
+		}
+	}
+	return ""
+}
+
+// currentTable returns the installed table (nil before the first) and the
+// channel closed when it changes.
+func (d *dist) currentTable() (*partition.Table, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.table, d.tabCh
+}
+
+func (d *dist) tableVersion() int64 {
+	t, _ := d.currentTable()
+	if t == nil {
+		return 0
+	}
+	return t.Version
+}
+
+// ownerOf returns the owner of partition p per the current table, waiting
+// (within ctx) for a first table.
+func (d *dist) ownerOf(ctx context.Context, p int) (string, error) {
+	for {
+		t, ch := d.currentTable()
+		if t != nil {
+			if o := t.Owner(p); o != "" {
+				return o, nil
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", fmt.Errorf("stowage: no partition table yet (waiting for %d members): %w", d.startMin, ctx.Err())
+		case <-d.ctx.Done():
+			return "", ErrClosed
+		}
+	}
+}
+
+// install makes t the current table if it is newer, and moves every slot
+// to what t makes of this member.
+func (d *dist) install(t *partition.Table) bool {
+	if t == nil || len(t.Owners) != d.count {
+		return false
+	}
+	d.mu.Lock()
+	if d.table != nil && t.Version <= d.table.Version {
+		d.mu.Unlock()
+		return false
+	}
+	d.table = t
+	close(d.tabCh)
+	d.tabCh = make(chan struct{})
+	d.mu.Unlock()
+	d.log.Debug("stowage: partition table installed", "version", t.Version)
+	d.n.m.tableVersion.Set(float64(t.Version))
+	d.reconcile(t)
+	return true
+}
+
+// reconcile moves each slot towards what table t says of this member.
+func (d *dist) reconcile(t *partition.Table) {
+	var acquire []int
+	var refill []int
+	for p, s := range d.slots {
+		rs := t.Owners[p]
+		owner := len(rs) > 0 && rs[0] == d.self
+		inSet := slices.Contains(rs, d.self)
+		s.mu.Lock()
+		switch {
+		case owner && s.st == stActive:
+			if !slices.Equal(s.backups, rs[1:]) {
+				refill = append(refill, p)
+			}
+		case owner && s.st == stAcquiring:
+		case owner:
+			s.st = stAcquiring
+			s.gen++
+			acquire = append(acquire, p)
+		case s.st == stActive:
+			s.st = stHeld
+			s.backups = nil
+			d.n.releaseStores(p)
+		case s.st == stAcquiring:
+			s.gen++
+			if s.synced {
+				s.st = stBackup
+			} else if inSet {
+				s.st, s.synced = stBackup, false
+			} else {
+				s.st = stNone
+				d.n.dropPartition(p)
+			}
+		case s.st == stBackup && !inSet && !s.synced:
+			s.st = stNone
+			d.n.dropPartition(p)
+		case s.st == stNone && inSet:
+			s.st, s.synced = stBackup, false
+		}
+		s.notify()
+		s.mu.Unlock()
+	}
+	if len(acquire) > 0 {
+		gen := make([]uint64, len(acquire))
+		for i, p := range acquire {
+			s := d.slots[p]
+			s.mu.Lock()
+			gen[i] = s.gen
+			s.mu.Unlock()
+		}
+		d.goBackground(func() { d.acquire(acquire, gen) })
+	}
+	if len(refill) > 0 {
+		d.goBackground(func() { d.refill(refill) })
+	}
+}
+
+// masterLoop recomputes and publishes the table whenever membership
+// changes, while this member is the master, and republishes it now and
+// then for members that missed it.
+func (d *dist) masterLoop() {
+	defer d.wg.Done()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		ch := d.view.Changed()
+		ms := d.refreshMembers()
+		d.rebalance(ms)
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-ch:
+		case <-d.kick:
+		case <-tick.C:
+		}
+	}
+}
+
+// rebalance is the master's work: a table for the live members, published
+// to every one of them.
+func (d *dist) rebalance(ms []cluster.Member) {
+	if len(ms) == 0 || ms[0].ID != d.self {
+		d.mu.Lock()
+		d.wasMstr = false
+		d.mu.Unlock()
+		return
+	}
+	cur, _ := d.currentTable()
+	if cur == nil && len(ms) < d.startMin {
+		return // hazelcast.initial.min.cluster.size
+	}
+	d.mu.Lock()
+	newMaster := !d.wasMstr
+	d.wasMstr = true
+	d.mu.Unlock()
+	if newMaster && d.tr != nil {
+		// A new master continues from the newest table any member has.
+		for _, t := range d.collectTables(ms) {
+			d.install(t)
+		}
+		cur, _ = d.currentTable()
+	}
+	ids := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if !m.Draining {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return // every member is leaving: keep the table
+	}
+	next := partition.Assign(ids, d.count, d.replicas-1, cur)
+	if cur != nil && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
+		d.publish(ms, cur)
+		return
+	}
+	d.install(next)
+	level := slog.LevelInfo
+	if d.tr == nil {
+		level = slog.LevelDebug
+	}
+	d.log.Log(d.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+	d.publish(ms, next)
+}
+
+func (d *dist) collectTables(ms []cluster.Member) []*partition.Table {
+	var out []*partition.Table
+	for _, m := range ms {
+		if m.ID == d.self || m.RPC == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+		b, err := d.tr.Call(ctx, m.RPC, mGetTab, nil)
+		cancel()
+		if err != nil {
+			continue
+		}
+		var tm tableMsg
+		if dec(b, &tm) == nil && tm.Version > 0 {
+			out = append(out, &partition.Table{Version: tm.Version, Owners: tm.Owners})
+		}
+	}
+	return out
+}
+
+func (d *dist) publish(ms []cluster.Member, t *partition.Table) {
+	if d.tr == nil {
+		return
+	}
+	body := enc(tableMsg{Version: t.Version, Owners: t.Owners})
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		if m.ID == d.self || m.RPC == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(addr string) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			defer cancel()
+			_, _ = d.tr.Call(ctx, addr, mTable, body)
+		}(m.RPC)
+	}
+	wg.Wait()
+}
+
+// noteTable is called with the table version a caller sent: a newer one
+// is fetched from it before the call is served.
+func (d *dist) noteTable(ctx context.Context, from string, tv int64) {
+	if tv <= d.tableVersion() || d.tr == nil {
+		return
+	}
+	b, err := d.tr.Call(ctx, from, mGetTab, nil)
+	if err != nil {
+		return
+	}
+	var tm tableMsg
+	if dec(b, &tm) == nil {
+		d.install(&partition.Table{Version: tm.Version, Owners: tm.Owners})
+	}
+}
+
+// fetchLoop fetches tables that answers showed to be newer.
+func (d *dist) fetchLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case addr := <-d.fetch:
+			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			d.noteTable(ctx, addr, d.tableVersion()+1)
+			cancel()
+		}
+	}
+}
+
+// askFetch queues a table fetch from addr.
+func (d *dist) askFetch(addr string) {
+	select {
+	case d.fetch <- addr:
+	default:
+	}
+}
+
+// quorumOK reports whether at least min members are live (split-brain
+// protection; min 0 or 1 means none).
+func (d *dist) quorumOK(min int) error {
+	if min <= 1 {
+		return nil
+	}
+	d.mu.Lock()
+	n := len(d.live)
+	d.mu.Unlock()
+	if n < min {
+		return fmt.Errorf("%w: %d members live, the map's split-brain protection needs %d", ErrNoQuorum, n, min)
+	}
+	return nil
+}
+
+// ErrNoQuorum is returned by writes while fewer members than the
+// split-brain protection's minimum cluster size are live.
+var ErrNoQuorum = errors.New("stowage: split-brain protection: not enough members")
+
+// call sends a request to a member by id.
+func (d *dist) call(ctx context.Context, id, method string, req any) ([]byte, error) {
+	a := d.addr(id)
+	if a == "" || d.tr == nil {
+		return nil, fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, id)
+	}
+	return d.tr.Call(ctx, a, method, enc(req))
+}
+
+// owns reports whether the table makes this member p's owner.
+func (d *dist) owns(p int) bool {
+	t, _ := d.currentTable()
+	return t != nil && t.Owner(p) == d.self
+}

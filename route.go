@@ -1,0 +1,312 @@
+package stowage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+)
+
+// ErrIndeterminate is returned by a write whose owner stopped answering
+// after the request reached it: the write may or may not have taken
+// effect. Reading the key tells which.
+var ErrIndeterminate = errors.New("stowage: the partition owner did not answer; the write may or may not have taken effect")
+
+func isNoQuorum(err error) bool { return errors.Is(err, ErrNoQuorum) }
+
+// withTimeout bounds ctx by d when it has no deadline of its own.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// do runs o on key of map c at the partition's owner, following the
+// table: locally when this member owns the partition, else forwarded
+// over the transport; a moved partition or an unreachable owner is
+// routed again once the table changes. An operation with a function
+// (Compute) runs on a remote owner as read, decide, compare-and-set.
+func (n *Node) do(ctx context.Context, c *core, key []byte, o *op) (opResult, error) {
+	d := n.d
+	ctx, cancel := withTimeout(ctx, d.timeout)
+	defer cancel()
+	if err := c.waitEager(ctx); err != nil {
+		return opResult{}, err
+	}
+	p := partition.Of(key, len(c.parts))
+	delay := time.Millisecond
+	for {
+		owner, err := d.ownerOf(ctx, p)
+		if err != nil {
+			return opResult{}, err
+		}
+		_, tabCh := d.currentTable()
+		var res opResult
+		if owner == d.self {
+			if o.kind == opGet && o.fn == nil {
+				var e entry
+				e, res.had, err = c.read(ctx, key)
+				res.old, res.ver = e.val, e.ver
+			} else {
+				res, err = c.update(ctx, key, o)
+			}
+		} else if o.fn != nil {
+			res, err = n.casRemote(ctx, owner, c, key, o)
+		} else {
+			res, err = n.remote(ctx, owner, c, key, o)
+		}
+		if err == nil || !retryable(err) {
+			return res, err
+		}
+		select {
+		case <-tabCh:
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return res, fmt.Errorf("stowage: map %q: %w (last: %w)", c.name, ctx.Err(), err)
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// errRoute is an error after which the operation is routed again.
+type errRoute struct{ err error }
+
+func (e errRoute) Error() string { return e.err.Error() }
+func (e errRoute) Unwrap() error { return e.err }
+
+func retryable(err error) bool {
+	var r errRoute
+	return isMoved(err) || errors.As(err, &r)
+}
+
+// remote forwards o to the owner.
+func (n *Node) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+	d := n.d
+	req := opReq{TV: d.tableVersion(), Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: toW(o.expVer)}
+	b, err := d.call(ctx, owner, mOp, req)
+	if err != nil {
+		switch {
+		case errors.Is(err, cluster.ErrUnreachable), errors.Is(err, cluster.ErrNoHandler),
+			o.kind == opGet && ctx.Err() == nil && !cluster.IsRemote(err):
+			return opResult{}, errRoute{err} // not delivered, or harmless to repeat
+		case cluster.IsRemote(err):
+			return opResult{}, err
+		}
+		return opResult{}, fmt.Errorf("stowage: map %q: %w: %w", c.name, ErrIndeterminate, err)
+	}
+	var ans opAns
+	if err := dec(b, &ans); err != nil {
+		return opResult{}, err
+	}
+	res := opResult{old: ans.Old, had: ans.Had, wrote: ans.Wrote, ver: ans.Ver.v()}
+	switch ans.Code {
+	case codeOK:
+		return res, nil
+	case codeMoved, codeNotReady:
+		d.askFetch(d.addr(owner))
+		return res, errRoute{fmt.Errorf("stowage: partition moved from %s: %s", owner, ans.Msg)}
+	case codeRefused:
+		return res, fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, ans.Msg)
+	}
+	return res, fmt.Errorf("stowage: map %q at member %s: %s", c.name, owner, ans.Msg)
+}
+
+// casRemote runs a function operation on a remote owner: read the entry
+// with its version, decide here, and write only if the entry is unchanged
+// (else read again).
+func (n *Node) casRemote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+	for {
+		r, err := n.remote(ctx, owner, c, key, &op{kind: opGet})
+		if err != nil {
+			return r, err
+		}
+		dd := o.fn(r.old, r.had)
+		if !dd.write || (dd.del && !r.had) {
+			return opResult{old: r.old, had: r.had, ver: r.ver, wrote: dd.write}, nil
+		}
+		w, err := n.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.val, del: dd.del, expOK: r.had, expVer: r.ver})
+		if err != nil {
+			return w, err
+		}
+		if w.wrote {
+			w.old, w.had = r.old, r.had
+			return w, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return w, err
+		}
+	}
+}
+
+// ownedEntries copies the entries of partition p, which this member must
+// own.
+func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
+	if err := c.n.d.slots[p].enterRead(ctx); err != nil {
+		return nil, err
+	}
+	pt := c.parts[p]
+	if err := c.readyPart(ctx, pt, writeTicket{}); err != nil {
+		return nil, err
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	out := make([]wrec, 0, len(pt.entries))
+	for k, e := range pt.entries {
+		out = append(out, wrec{K: []byte(k), V: e.val, R: toW(e.ver)})
+	}
+	return out, nil
+}
+
+// byOwner groups partitions by their owner in the current table.
+func (n *Node) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
+	out := map[string][]int{}
+	for _, p := range ps {
+		o, err := n.d.ownerOf(ctx, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[o] = append(out[o], p)
+	}
+	_, ch := n.d.currentTable()
+	return out, ch, nil
+}
+
+// scatter runs fn on every partition's owner: locally or remote, and
+// again for partitions that moved meanwhile.
+func (n *Node) scatter(ctx context.Context, c *core, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
+	ctx, cancel := withTimeout(ctx, n.d.timeout)
+	defer cancel()
+	if err := c.waitEager(ctx); err != nil {
+		return err
+	}
+	ps := make([]int, n.d.count)
+	for i := range ps {
+		ps[i] = i
+	}
+	delay := time.Millisecond
+	for len(ps) > 0 {
+		groups, tabCh, err := n.byOwner(ctx, ps)
+		if err != nil {
+			return err
+		}
+		owners := make([]string, 0, len(groups))
+		for o := range groups {
+			owners = append(owners, o)
+		}
+		sort.Strings(owners)
+		var again []int
+		for _, o := range owners {
+			if o == n.d.self {
+				for _, p := range groups[o] {
+					if err := local(p); err != nil {
+						if !isMoved(err) {
+							return err
+						}
+						again = append(again, p)
+					}
+				}
+				continue
+			}
+			moved, err := remote(o, groups[o])
+			if err != nil {
+				if !retryable(err) {
+					return err
+				}
+				moved = groups[o]
+			}
+			again = append(again, moved...)
+		}
+		ps = again
+		if len(ps) == 0 {
+			return nil
+		}
+		select {
+		case <-tabCh:
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+	return nil
+}
+
+// rangeAll calls fn for each entry of map c, partition by partition, on
+// copies, so fn may call the map.
+func (n *Node) rangeAll(ctx context.Context, c *core, fn func(k string, v []byte) bool) error {
+	stop := errors.New("stop")
+	each := func(es []wrec) error {
+		for _, e := range es {
+			if !fn(string(e.K), e.V) {
+				return stop
+			}
+		}
+		return nil
+	}
+	err := n.scatter(ctx, c, func(p int) error {
+		es, err := c.ownedEntries(ctx, p)
+		if err != nil {
+			return err
+		}
+		return each(es)
+	}, func(owner string, ps []int) ([]int, error) {
+		b, err := n.d.call(ctx, owner, mScan, scanReq{TV: n.d.tableVersion(), Map: c.name, Parts: ps})
+		if err != nil {
+			return nil, errRoute{err}
+		}
+		var ans scanAns
+		if err := dec(b, &ans); err != nil {
+			return nil, err
+		}
+		if ans.Code != codeOK {
+			return nil, fmt.Errorf("stowage: map %q: scan at %s failed", c.name, owner)
+		}
+		return ans.Moved, each(ans.Entries)
+	})
+	if errors.Is(err, stop) {
+		return nil
+	}
+	return err
+}
+
+// size counts map c's entries over every owner.
+func (n *Node) size(ctx context.Context, c *core) (int, error) {
+	total := 0
+	err := n.scatter(ctx, c, func(p int) error {
+		if err := n.d.slots[p].enterRead(ctx); err != nil {
+			return err
+		}
+		if err := c.readyPart(ctx, c.parts[p], writeTicket{}); err != nil {
+			return err
+		}
+		total += c.size(c.parts[p])
+		return nil
+	}, func(owner string, ps []int) ([]int, error) {
+		b, err := n.d.call(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
+		if err != nil {
+			return nil, errRoute{err}
+		}
+		var ans mapInfoAns
+		if err := dec(b, &ans); err != nil {
+			return nil, err
+		}
+		if ans.Code != codeOK {
+			return nil, fmt.Errorf("stowage: map %q: size at %s failed", c.name, owner)
+		}
+		total += ans.Size
+		return ans.Moved, nil
+	})
+	return total, err
+}
+
+// get reads key of map c at its owner.
+func (n *Node) get(ctx context.Context, c *core, key []byte) ([]byte, mapstore.Version, bool, error) {
+	r, err := n.do(ctx, c, key, &op{kind: opGet})
+	return r.old, r.ver, r.had, err
+}
