@@ -141,6 +141,18 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	return n, nil
 }
 
+// Gatherer returns the node's own metrics registry, or nil when
+// Options.Registerer was given.
+func (n *Node) Gatherer() prometheus.Gatherer {
+	if n.reg == nil {
+		return nil
+	}
+	return n.reg
+}
+
+// Config returns the node's configuration; it must not be modified.
+func (n *Node) Config() *config.Config { return n.cfg }
+
 // ValidMapName reports whether name can name a map: it must never escape
 // its directory (invariant 7).
 func ValidMapName(name string) error {

@@ -24,6 +24,9 @@ type Member struct {
 	RPC string
 	// Run names the member's run in shared storage (its log files).
 	Run string
+	// Draining is set while the member hands its partitions over before
+	// leaving (SetDraining); new partition tables leave it out.
+	Draining bool
 	// Started is when the member started; the oldest is the master.
 	Started time.Time
 }
@@ -208,7 +211,11 @@ func (c *Cluster) rejoin() {
 }
 
 // Self returns this member.
-func (c *Cluster) Self() Member { return c.self }
+func (c *Cluster) Self() Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.self
+}
 
 // Members returns the live members, oldest first (join order; id on a
 // tie). The caller owns the returned slice.
@@ -283,6 +290,26 @@ func (c *Cluster) WaitForSize(ctx context.Context, n int) error {
 	}
 }
 
+// SetDraining announces that this member is about to leave and hands its
+// partitions over: the others see Member.Draining. It waits (at most 5 s)
+// for the update to spread.
+func (c *Cluster) SetDraining() error {
+	select {
+	case <-c.stop:
+		return ErrClosed
+	default:
+	}
+	c.d.setFlag(flagDraining)
+	c.mu.Lock()
+	c.self.Draining = true
+	if m, ok := c.live[c.self.ID]; ok {
+		m.Draining = true
+		c.live[c.self.ID] = m
+	}
+	c.mu.Unlock()
+	return c.ml.UpdateNode(5 * time.Second)
+}
+
 // Leave tells the other members this one is leaving, waits (within ctx,
 // at most 5 s without a deadline) for the message to spread, then stops
 // like Close.
@@ -296,7 +323,7 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	c.d.setLeaving()
+	c.d.setFlag(flagLeaving)
 	err := c.ml.UpdateNode(timeout)
 	if err == nil {
 		err = c.ml.Leave(timeout)
@@ -331,7 +358,7 @@ func (c *Cluster) member(n *memberlist.Node) (Member, error) {
 	if err != nil {
 		return Member{}, err
 	}
-	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), RPC: m.rpc, Run: m.run, Started: m.start}, nil
+	return Member{ID: n.Name, Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), RPC: m.rpc, Run: m.run, Draining: m.flags&flagDraining != 0, Started: m.start}, nil
 }
 
 // notify records a membership change, queues its event and wakes

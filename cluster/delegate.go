@@ -24,9 +24,9 @@ func (d *delegate) NodeMeta(limit int) []byte {
 	return encodeMeta(meta{cluster: d.c.cfg.ClusterName, start: d.start, flags: d.flags, rpc: d.c.cfg.RPCAddr, run: d.c.cfg.Run})
 }
 
-func (d *delegate) setLeaving() {
+func (d *delegate) setFlag(f byte) {
 	d.mu.Lock()
-	d.flags |= flagLeaving
+	d.flags |= f
 	d.mu.Unlock()
 }
 

@@ -21,6 +21,10 @@ const metaVersion = 2
 // tell its event delegate which of the two happened).
 const flagLeaving = 1
 
+// flagDraining is set by SetDraining: the member is handing its
+// partitions over before it leaves, and gets none in new tables.
+const flagDraining = 2
+
 // meta is what a member publishes about itself.
 type meta struct {
 	cluster string

@@ -113,14 +113,14 @@ var hazelcastSchema = func() *schema {
 
 // splitBrainSchema is one hazelcast.split-brain-protection.<name> entry.
 var splitBrainSchema = block(map[string]*schema{
-	"enabled":                                  nil,
-	"minimum-cluster-size":                     nil,
-	"protect-on":                               nil,
-	"function-class-name":                      free,
-	"listeners":                                free,
-	"member-count-split-brain-protection":      free,
-	"probabilistic-split-brain-protection":     free,
-	"recently-active-split-brain-protection":   free,
+	"enabled":                                nil,
+	"minimum-cluster-size":                   nil,
+	"protect-on":                             nil,
+	"function-class-name":                    free,
+	"listeners":                              free,
+	"member-count-split-brain-protection":    free,
+	"probabilistic-split-brain-protection":   free,
+	"recently-active-split-brain-protection": free,
 })
 
 var networkSchema = block(map[string]*schema{
