@@ -64,9 +64,7 @@ func TestConformanceGofakes3(t *testing.T) {
 func TestConformanceMoto(t *testing.T) {
 	ep := s3test.ExternalEndpoint(t)
 	fsbackendtest.RunWith(t, func(t *testing.T) fsbackend.FS {
-		b := s3test.CreateExternalBucket(t, ep, "stowage-cos")
-		return open(t, fsbackend.Properties{"storage.type": "cos", "cos.bucket": "cosn://" + b, "fs.cosn.endpoint": ep,
-			"fs.cosn.userinfo.secretId": "testing", "fs.cosn.userinfo.secretKey": "testing"})
+		return open(t, motoProps(t, ep))
 	}, fsbackendtest.Options{LargeFile: 1 << 20})
 }
 

@@ -97,19 +97,22 @@ func TestCheckpointSuiteGofakes3(t *testing.T) {
 	})
 }
 
+func TestCheckpointSuiteMoto(t *testing.T) {
+	s3test.ExternalEndpoint(t)
+	checkpointtest.Run(t, func(t *testing.T) fsbackend.FS {
+		return open(t, motoProps(t))
+	})
+}
+
 // TestMapStoreContractGofakes3 runs the MapStore contract on the file map
-// store over S3. Its many-keys case makes tens of thousands of SDK calls
-// (about 40 s alone on an idle machine, minutes under the race detector),
-// so it is skipped with -short and under -race; the conformance and
-// checkpoint suites cover the same calls concurrently.
+// store over S3. Every call is an HTTP round trip through the SDK, so under
+// the race detector (or with -short) the bulk cases run at their small
+// size; without it the full size takes a few seconds.
 func TestMapStoreContractGofakes3(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("slow: skipped with -short and under -race")
-	}
 	srv := s3test.NewServer(t)
 	b := "maps"
 	srv.CreateBucket(t, b)
-	mapstoretest.Run(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
+	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
 		sum := sha256.Sum256([]byte(dir))
 		f := open(t, fsbackend.Properties{
 			"storage.type":      "s3",
@@ -123,7 +126,7 @@ func TestMapStoreContractGofakes3(t *testing.T) {
 			t.Fatalf("filestore.Open: %v", err)
 		}
 		return s
-	})
+	}, mapstoretest.Options{Small: raceEnabled || testing.Short()})
 }
 
 // TestConditionalCreateRace: of many writers closing the same new name at

@@ -213,7 +213,10 @@ var cases = []testCase{
 		h.verify()
 	}},
 	{name: "ManyKeysAllPartitions", parts: partition.DefaultCount, run: func(h *harness) {
-		const n, batch = 20000, 2000
+		n, batch := 20000, 2000
+		if h.small {
+			n, batch = 2000, 500
+		}
 		ks := keys("many", n)
 		for i := 0; i < n; i += batch {
 			h.storeAll(h.recs(ks[i:i+batch], []byte(fmt.Sprintf("value-%d", i))))
@@ -228,7 +231,10 @@ var cases = []testCase{
 		}
 	}},
 	{name: "ConcurrentStore", run: func(h *harness) {
-		const writers, each = 32, 24
+		writers, each := 32, 24
+		if h.small {
+			writers, each = 8, 12
+		}
 		var wg sync.WaitGroup
 		done := make(chan struct{})
 		errs := make(chan error, writers+1)

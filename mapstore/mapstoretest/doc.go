@@ -43,5 +43,8 @@
 //   - every call after Close fails with an error matching
 //     mapstore.ErrClosed.
 //
-// The whole suite runs in a few seconds on local disk.
+// The whole suite runs in a few seconds on local disk. Stores on back ends
+// where every call is a network round trip may run it with
+// RunWith(t, open, Options{Small: true}), which shrinks the two bulk cases
+// and keeps every check.
 package mapstoretest

@@ -21,16 +21,35 @@ type Open = func(t *testing.T, dir string, partitions int) mapstore.MapStore
 // partition holds several keys, so LoadPartition's filtering is exercised.
 const parts = 16
 
+// Options adjust the suite to the store under test. The zero value runs
+// the full suite.
+type Options struct {
+	// Small runs the bulk cases with about a tenth of their records:
+	// ManyKeysAllPartitions stores 2,000 keys in batches of 500 instead of
+	// 20,000 in batches of 2,000 (still over every one of
+	// partition.DefaultCount partitions), and ConcurrentStore runs 8
+	// writers of 12 records instead of 32 of 24.
+	// Every case and every check still runs. It is meant for back ends
+	// where each call is a network round trip, such as object stores on
+	// test servers under the race detector; local disk runs the full size.
+	Small bool
+}
+
 // Run runs the contract suite against the stores open returns, one
 // subtest per property (see the package doc).
 func Run(t *testing.T, open func(t *testing.T, dir string, partitions int) mapstore.MapStore) {
+	RunWith(t, open, Options{})
+}
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, open func(t *testing.T, dir string, partitions int) mapstore.MapStore, opts Options) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n := c.parts
 			if n == 0 {
 				n = parts
 			}
-			h := &harness{t: t, ctx: t.Context(), open: open, dir: t.TempDir(), parts: n,
+			h := &harness{t: t, ctx: t.Context(), open: open, dir: t.TempDir(), parts: n, small: opts.Small,
 				seq: map[int]uint64{}, model: map[string]mapstore.Record{}}
 			h.s = open(t, h.dir, n)
 			defer func() {
@@ -52,6 +71,7 @@ type harness struct {
 	open  Open
 	dir   string
 	parts int
+	small bool // Options.Small
 	s     mapstore.MapStore
 
 	mu    sync.Mutex                 // guards seq and model for concurrent writers
