@@ -40,7 +40,9 @@ func TestCheckpointSuite(t *testing.T) {
 // TestMapStoreContract runs the MapStore contract on the file map store.
 // One server serves the whole test; each open builds a new client and FS
 // rooted at a bucket directory derived from dir, so the suite's restarts
-// reopen the same objects and no two subtests share any.
+// reopen the same objects and no two subtests share any. Under the race
+// detector (or with -short) the bulk cases run at their small size: every
+// call is an HTTP round trip through the client library.
 func TestMapStoreContract(t *testing.T) {
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true})
 	if err != nil {
@@ -48,7 +50,7 @@ func TestMapStoreContract(t *testing.T) {
 	}
 	t.Cleanup(srv.Stop)
 	srv.CreateBucket(bucket)
-	mapstoretest.Run(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
+	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
 		ctx := context.Background()
 		client, err := storage.NewClient(ctx, option.WithHTTPClient(srv.HTTPClient()))
 		if err != nil {
@@ -69,5 +71,5 @@ func TestMapStoreContract(t *testing.T) {
 			t.Fatalf("filestore.Open: %v", err)
 		}
 		return s
-	})
+	}, mapstoretest.Options{Small: raceEnabled || testing.Short()})
 }

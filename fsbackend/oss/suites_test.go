@@ -35,10 +35,11 @@ func TestCheckpointSuite(t *testing.T) {
 // One server serves the whole test; each open builds a new FS (a new
 // client, disable.cache) rooted at a bucket directory derived from dir,
 // so the suite's restarts reopen the same objects and no two subtests
-// share any.
+// share any. Under the race detector (or with -short) the bulk cases run at
+// their small size: every call is an HTTP round trip through the SDK.
 func TestMapStoreContract(t *testing.T) {
 	srv := newServer(t)
-	mapstoretest.Run(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
+	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
 		sum := sha256.Sum256([]byte(dir))
 		f := open(t, props(srv, "oss.bucket", "oss://"+bucket+"/maps/"+hex.EncodeToString(sum[:8])))
 		s, err := filestore.Open(context.Background(), filestore.Options{FS: f, Partitions: partitions})
@@ -46,5 +47,5 @@ func TestMapStoreContract(t *testing.T) {
 			t.Fatalf("filestore.Open: %v", err)
 		}
 		return s
-	})
+	}, mapstoretest.Options{Small: raceEnabled || testing.Short()})
 }
