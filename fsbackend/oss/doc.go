@@ -26,7 +26,12 @@
 // ListObjectsV2 with the directory's prefix, follows continuation tokens,
 // skips "directory marker" keys ending in "/", and sorts by name.
 //
-// A Writer's Close uses the context given to Create for its PUT.
+// A Writer's Close uses the context given to Create for its PUT. Abort
+// before Close sends nothing; after a Close that failed it removes the
+// object the PUT may have stored (never one that a FileAlreadyExists answer
+// showed to be another writer's); after a successful Close it does
+// nothing. The writer, the retry loop and the bucket URL parsing are
+// objstore's, shared with the s3 and cos back ends.
 //
 // # Retries
 //

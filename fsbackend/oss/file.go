@@ -16,6 +16,7 @@ import (
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // maxPutSize is OSS's limit for one PutObject.
@@ -39,51 +40,43 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	case isStatus(err, http.StatusNotFound, "NoSuchBucket") || !isStatus(err, http.StatusNotFound, ""):
 		return nil, f.pathErr("create", name, err)
 	}
-	return &writer{f: f, ctx: ctx, name: name, key: key}, nil
+	// mayExist: the failed PUT may have stored the object, so Abort
+	// removes it; it is false when the object is someone else's.
+	var mayExist bool
+	w := objstore.NewWriter(ctx, func(ctx context.Context, data []byte) error {
+		err := f.put(ctx, key, data, &mayExist)
+		return f.pathErr("close", name, err)
+	}, func(ctx context.Context, _ []byte) error {
+		if !mayExist {
+			return nil
+		}
+		return f.pathErr("abort", name, f.deleteKey(ctx, key))
+	})
+	return &writer{Writer: w, name: name}, nil
 }
 
-// writer buffers a new object and PUTs it on Close. It is not safe for
-// concurrent use.
+// writer is the shared PUT-on-Close writer with OSS's size limit for one
+// PutObject. It is not safe for concurrent use.
 type writer struct {
-	f    *FS
-	ctx  context.Context
+	*objstore.Writer
 	name string
-	key  string
-	buf  bytes.Buffer
-	// done: Close or Abort ran. created: the object is ours (a PUT
-	// succeeded, or may have succeeded before an error).
-	done, created bool
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fsbackend.ErrClosed
-	}
-	if int64(w.buf.Len())+int64(len(p)) > maxPutSize {
+	if int64(w.Len())+int64(len(p)) > maxPutSize {
 		return 0, fmt.Errorf("stowage/fsbackend/oss: %s: object larger than 5 GiB, the limit of one PutObject", w.name)
 	}
-	return w.buf.Write(p)
+	return w.Writer.Write(p)
 }
 
-// Sync is not supported: an object exists only once Close has sent it.
-func (w *writer) Sync() error {
-	if w.done {
-		return fsbackend.ErrClosed
-	}
-	return fsbackend.ErrUnsupported
-}
-
-func (w *writer) Close() error {
-	if w.done {
-		return fsbackend.ErrClosed
-	}
-	w.done = true
-	data := w.buf.Bytes()
+// put stores data under key with forbid-overwrite. It sets *mayExist when
+// a failed attempt may nevertheless have stored the object.
+func (f *FS) put(ctx context.Context, key string, data []byte, mayExist *bool) error {
 	sum := md5.Sum(data)
 	md5b64 := base64.StdEncoding.EncodeToString(sum[:])
 	crc := crc64.Checksum(data, crcTable)
-	err := w.f.retry(w.ctx, "put", func(ctx context.Context, attempt int) error {
-		err := w.f.bucket.PutObject(w.key, bytes.NewReader(data),
+	return f.retry(ctx, "put", func(ctx context.Context, attempt int) error {
+		err := f.bucket.PutObject(key, bytes.NewReader(data),
 			alioss.ForbidOverWrite(true), alioss.ContentMD5(md5b64),
 			alioss.ContentType("application/octet-stream"), alioss.WithContext(ctx))
 		if err == nil {
@@ -91,21 +84,15 @@ func (w *writer) Close() error {
 		}
 		switch {
 		case isStatus(err, http.StatusConflict, "FileAlreadyExists"):
-			if attempt > 1 && w.f.sameObject(ctx, w.key, int64(len(data)), crc) {
+			if attempt > 1 && f.sameObject(ctx, key, int64(len(data)), crc) {
 				return nil // an earlier attempt stored it; its answer was lost
 			}
-			w.created = false // someone else's object: Abort must leave it alone
+			*mayExist = false // someone else's object: Abort must leave it alone
 		case !isStatus(err, http.StatusBadRequest, "") && !isStatus(err, http.StatusForbidden, ""):
-			w.created = true // may have been stored before the error
+			*mayExist = true // may have been stored before the error
 		}
 		return err
 	})
-	if err != nil {
-		return w.f.pathErr("close", w.name, err)
-	}
-	w.created = true
-	w.buf = bytes.Buffer{}
-	return nil
 }
 
 // sameObject reports whether key holds exactly size bytes with CRC-64 crc.
@@ -116,17 +103,6 @@ func (f *FS) sameObject(ctx context.Context, key string, size int64, crc uint64)
 	}
 	got, err := strconv.ParseUint(h.Get("X-Oss-Hash-Crc64ecma"), 10, 64)
 	return err == nil && got == crc && h.Get("Content-Length") == strconv.FormatInt(size, 10)
-}
-
-func (w *writer) Abort() error {
-	w.done = true
-	w.buf = bytes.Buffer{}
-	if !w.created {
-		return nil
-	}
-	w.created = false
-	err := w.f.deleteKey(context.WithoutCancel(w.ctx), w.key)
-	return w.f.pathErr("abort", w.name, err)
 }
 
 // Open implements fsbackend.FS.

@@ -15,6 +15,7 @@ import (
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // Options configure an FS built with New.
@@ -43,7 +44,7 @@ type FS struct {
 	bucket      *alioss.Bucket
 	bucketName  string
 	prefix      string // "" or "dir/" (with the trailing slash)
-	retryPolicy RetryPolicy
+	retryPolicy objstore.RetryPolicy
 	log         *slog.Logger
 	release     func() // closes the client's idle connections if it is not shared
 	closed      atomic.Bool
@@ -84,7 +85,7 @@ func New(ctx context.Context, opts Options) (*FS, error) {
 		slog.String("bucket", opts.Bucket), slog.String("prefix", prefix), slog.String("credentials", opts.Credentials.kind()))
 	return &FS{
 		client: client, bucket: b, bucketName: opts.Bucket, prefix: prefix,
-		retryPolicy: opts.Retry.withDefaults(), log: log, release: release,
+		retryPolicy: opts.Retry.policy(), log: log, release: release,
 	}, nil
 }
 

@@ -246,6 +246,30 @@ func TestAbortLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestAbortAfterCloseKeepsObject: a finished object is not undone by a
+// later Abort, as on the other back ends.
+func TestAbortAfterCloseKeepsObject(t *testing.T) {
+	srv := newServer(t)
+	f := open(t, props(srv))
+	w, err := f.Create(context.Background(), "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("kept"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatalf("Abort after Close: %v", err)
+	}
+	if got, ok := srv.Object(bucket, "root/done"); !ok || string(got) != "kept" {
+		t.Fatalf("object after Abort = %q (exists %v), want it kept", got, ok)
+	}
+	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Fatalf("Close after Abort: %v, want ErrClosed", err)
+	}
+}
+
 // TestConditionalCreateRace: two writers pass Create's existence check;
 // forbid-overwrite lets exactly one Close win, and the loser's Abort does
 // not delete the winner's object.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // Credential provider classes accepted in fs.oss.credentials.provider.
@@ -20,6 +21,8 @@ const (
 	// fs.oss.accessKeySecret and fs.oss.securityToken keys.
 	ProviderStatic = "org.apache.hadoop.fs.aliyun.oss.AliyunCredentialsProvider"
 )
+
+const pkg = "stowage/fsbackend/oss"
 
 // Property keys read by FromProperties.
 const (
@@ -36,24 +39,7 @@ const (
 // ParseBucket splits an oss.bucket value, oss://bucket[/prefix], into
 // bucket and prefix.
 func ParseBucket(v string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(v, "oss://")
-	if !ok {
-		if len(v) > 6 && strings.EqualFold(v[:6], "oss://") {
-			rest, ok = v[6:], true
-		}
-	}
-	if !ok {
-		return "", "", fmt.Errorf("stowage/fsbackend/oss: key %s: %q must be oss://bucket[/prefix]", KeyBucket, v)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("stowage/fsbackend/oss: key %s: %q has no bucket name (want oss://bucket[/prefix])", KeyBucket, v)
-	}
-	prefix = strings.Trim(prefix, "/")
-	if err := fsbackend.ValidDir(prefix); err != nil {
-		return "", "", fmt.Errorf("stowage/fsbackend/oss: key %s: prefix of %q: %w", KeyBucket, v, err)
-	}
-	return bucket, prefix, nil
+	return objstore.BucketURL(pkg, KeyBucket, v, "oss")
 }
 
 // OptionsFromProperties turns SeaTunnel-style properties into Options.
@@ -63,12 +49,8 @@ func OptionsFromProperties(p fsbackend.Properties) (Options, error) {
 	if t := p.Get("storage.type", "oss"); !strings.EqualFold(t, "oss") {
 		return o, fmt.Errorf("stowage/fsbackend/oss: key storage.type: %q is not oss", t)
 	}
-	b := p.Get(KeyBucket, "")
-	if b == "" {
-		return o, fmt.Errorf("stowage/fsbackend/oss: key %s is required (oss://bucket[/prefix])", KeyBucket)
-	}
 	var err error
-	if o.Bucket, o.Prefix, err = ParseBucket(b); err != nil {
+	if o.Bucket, o.Prefix, err = ParseBucket(p.Get(KeyBucket, "")); err != nil {
 		return o, err
 	}
 	if o.Endpoint = p.Get(KeyEndpoint, ""); o.Endpoint == "" {
@@ -108,12 +90,8 @@ func OptionsFromProperties(p fsbackend.Properties) (Options, error) {
 		}
 		o.Retry.MaxAttempts = n
 	}
-	if v := p.Get(KeyNoCache, "false"); v != "" {
-		nc, err := strconv.ParseBool(v)
-		if err != nil {
-			return o, fmt.Errorf("stowage/fsbackend/oss: key %s: %q is not true or false", KeyNoCache, v)
-		}
-		o.DisableCache = nc
+	if o.DisableCache, err = objstore.Bool(pkg, p, KeyNoCache, false); err != nil {
+		return o, err
 	}
 	return o, nil
 }

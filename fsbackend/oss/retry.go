@@ -3,14 +3,14 @@ package oss
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"time"
 
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
+
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // RetryPolicy says how failed requests are retried. The zero value means
@@ -27,58 +27,34 @@ type RetryPolicy struct {
 	Deadline time.Duration
 }
 
-func (p RetryPolicy) withDefaults() RetryPolicy {
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = 10
+// policy is the shared retry policy p describes: objstore's defaults (10
+// attempts, 100 ms doubling to 5 s, within 2 minutes) where p is zero.
+func (p RetryPolicy) policy() objstore.RetryPolicy {
+	r := objstore.DefaultRetryPolicy()
+	if p.MaxAttempts > 0 {
+		r.MaxAttempts = p.MaxAttempts
 	}
-	if p.BaseDelay <= 0 {
-		p.BaseDelay = 100 * time.Millisecond
+	if p.BaseDelay > 0 {
+		r.Initial = p.BaseDelay
 	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = 5 * time.Second
+	if p.MaxDelay > 0 {
+		r.Max = p.MaxDelay
 	}
-	if p.Deadline <= 0 {
-		p.Deadline = 2 * time.Minute
+	if p.Deadline > 0 {
+		r.Deadline = p.Deadline
 	}
-	return p
+	r.Initial = min(r.Initial, r.Max) // no wait is longer than MaxDelay
+	return r
 }
 
-// errGaveUp marks the last error of an operation whose retries ran out.
-var errGaveUp = errors.New("retries exhausted")
-
 // retry runs op until it succeeds, fails permanently, or the policy's
-// attempts or deadline run out. op gets the attempt number (1-based).
+// attempts or deadline run out (objstore.Retry). op gets the attempt
+// number (1-based).
 func (f *FS) retry(ctx context.Context, what string, op func(ctx context.Context, attempt int) error) error {
-	p := f.retryPolicy
-	ctx, cancel := context.WithTimeout(ctx, p.Deadline)
-	defer cancel()
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = op(ctx, attempt)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w after %d attempts (%w): %w", errGaveUp, attempt, ctx.Err(), err)
-		}
-		if !retryable(err) {
-			return err
-		}
-		if attempt >= p.MaxAttempts {
-			return fmt.Errorf("%w after %d attempts: %w", errGaveUp, attempt, err)
-		}
-		d := min(p.MaxDelay, p.BaseDelay<<min(attempt-1, 20))
-		d = d/2 + rand.N(d/2+1)
+	return objstore.Retry(ctx, f.retryPolicy, retryable, func(attempt int, err error) {
 		f.log.Debug("stowage/fsbackend/oss: retrying", slog.String("op", what), slog.Int("attempt", attempt),
-			slog.Duration("backoff", d), slog.String("error", err.Error()))
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w after %d attempts (%w): %w", errGaveUp, attempt, ctx.Err(), err)
-		case <-t.C:
-		}
-	}
+			slog.String("error", err.Error()))
+	}, op)
 }
 
 // retryable reports whether err is worth another try: throttling, server

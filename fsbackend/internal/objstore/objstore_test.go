@@ -3,6 +3,8 @@ package objstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,12 @@ func TestRetry(t *testing.T) {
 			}
 			if calls != c.wantCalls || retries != calls-1 {
 				t.Fatalf("calls = %d, retries = %d, want %d and %d", calls, retries, c.wantCalls, c.wantCalls-1)
+			}
+			// Only running out of attempts says so; any other error is
+			// op's own.
+			gaveUp := fmt.Sprintf("gave up after %d attempts", c.wantCalls)
+			if exhausted := c.failures >= c.maxAttempts && c.failWith == errBusy; err != nil && strings.Contains(err.Error(), gaveUp) != exhausted {
+				t.Fatalf("err = %q; mentions %q: %v, want %v", err, gaveUp, !exhausted, exhausted)
 			}
 		})
 	}

@@ -37,9 +37,10 @@ func DefaultRetryPolicy() RetryPolicy {
 // Retry calls op until it returns nil, an error for which retryable is
 // false, MaxAttempts is reached, or the deadline passes. op gets the
 // attempt number, starting at 1, and a context carrying the deadline. The
-// error returned is op's last error; when the deadline or a cancellation
-// ended the retries it is joined with the context's error, so errors.Is
-// works for both. onRetry, if not nil, is called before each wait (for
+// error returned is op's last error, as it is when it was not retryable;
+// when MaxAttempts ended the retries it is wrapped with the number of
+// attempts, and when the deadline or a cancellation ended them it is
+// joined with the context's error, so errors.Is works for both. onRetry, if not nil, is called before each wait (for
 // counting and logging; it must not block).
 func Retry(ctx context.Context, p RetryPolicy, retryable func(error) bool, onRetry func(attempt int, err error), op func(ctx context.Context, attempt int) error) error {
 	if p.Deadline > 0 {
@@ -62,8 +63,11 @@ func Retry(ctx context.Context, p RetryPolicy, retryable func(error) bool, onRet
 			}
 			return fmt.Errorf("%w (gave up after %d attempts: %w)", err, attempt, cerr)
 		}
-		if !retryable(err) || (p.MaxAttempts > 0 && attempt >= p.MaxAttempts) {
+		if !retryable(err) {
 			return err
+		}
+		if p.MaxAttempts > 0 && attempt >= p.MaxAttempts {
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
 		if onRetry != nil {
 			onRetry(attempt, err)
