@@ -12,8 +12,12 @@
 // so the object appears whole or not at all, and a second writer of the
 // same name fails with an error matching fs.ErrExist (HTTP 412). Create
 // also looks the name up first, so an existing name is refused at once.
-// Sync returns fsbackend.ErrUnsupported; Abort before Close sends nothing.
-// A Writer's Close uses the context given to Create.
+// Sync returns fsbackend.ErrUnsupported; Abort before Close sends nothing,
+// after a failed Close it deletes what the upload may have stored (unless
+// the precondition failed: the object is another writer's), and after a
+// successful Close it does nothing. A Writer's Close uses the context given
+// to Create. The writer and the gcs.bucket parsing are objstore's, shared
+// with the s3, cos and oss back ends; the retries are not (see below).
 //
 // Open reads the object's attributes once and pins its generation: every
 // ReadAt is a range read of that generation, so a replaced object is an
@@ -30,10 +34,11 @@
 // everywhere.
 //
 // Retries are the client library's (idempotent operations, conditional
-// uploads included, on 429, 5xx and network errors) with backoff from
-// RetryPolicy; every operation is bounded by RetryPolicy.Deadline (default
-// 2 minutes) and by the context. A retried upload whose first attempt did
-// store the object but lost the answer reports fs.ErrExist.
+// uploads included, on 429, 5xx and network errors), not objstore's loop
+// around whole requests, with backoff from RetryPolicy; every operation is
+// bounded by RetryPolicy.Deadline (default 2 minutes) and by the context.
+// A retried upload whose first attempt did store the object but lost the
+// answer reports fs.ErrExist.
 //
 // # Properties
 //

@@ -1,7 +1,6 @@
 package gcs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // RetryPolicy says how failed requests are retried by the client library.
@@ -305,78 +305,44 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	case !errors.Is(err, storage.ErrObjectNotExist):
 		return nil, f.pathErr("create", name, err)
 	}
-	return &writer{f: f, ctx: ctx, name: name, key: key, start: time.Now()}, nil
-}
-
-// writer buffers a new object and uploads it on Close. It is not safe for
-// concurrent use.
-type writer struct {
-	f     *FS
-	ctx   context.Context
-	name  string
-	key   string
-	start time.Time
-	buf   bytes.Buffer
-	// done: Close or Abort ran; created: the upload may have stored it.
-	done, created bool
-}
-
-func (w *writer) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fsbackend.ErrClosed
-	}
-	return w.buf.Write(p)
-}
-
-func (w *writer) Sync() error {
-	if w.done {
-		return fsbackend.ErrClosed
-	}
-	return fsbackend.ErrUnsupported
+	// The deadline of the upload starts at Create. mayExist: the failed
+	// upload may have stored the object, so Abort removes it; it is false
+	// when the precondition failed (someone else's object).
+	deadline := time.Now().Add(f.retry.Deadline)
+	mayExist := false
+	return objstore.NewWriter(ctx, func(ctx context.Context, data []byte) error {
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		err := f.upload(ctx, key, data)
+		mayExist = err != nil && httpCode(err) != http.StatusPreconditionFailed
+		return f.pathErr("close", name, err)
+	}, func(ctx context.Context, _ []byte) error {
+		if !mayExist {
+			return nil
+		}
+		ctx, cancel := f.opCtx(ctx)
+		defer cancel()
+		err := f.always.Object(key).Delete(ctx)
+		if errors.Is(err, storage.ErrObjectNotExist) {
+			return nil
+		}
+		return f.pathErr("abort", name, err)
+	}), nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func (w *writer) Close() error {
-	if w.done {
-		return fsbackend.ErrClosed
-	}
-	w.done = true
-	data := w.buf.Bytes()
-	ctx, cancel := context.WithDeadline(w.ctx, w.start.Add(w.f.retry.Deadline))
-	defer cancel()
-	sw := w.f.bucket.Object(w.key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+// upload stores data under key if no object has that key, in one request
+// (retried by the client library).
+func (f *FS) upload(ctx context.Context, key string, data []byte) error {
+	sw := f.bucket.Object(key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
 	sw.ContentType = "application/octet-stream"
 	sw.CRC32C = crc32.Checksum(data, castagnoli)
 	sw.SendCRC32C = true
 	sw.ChunkSize = max(len(data)+1, 256<<10) // one request, still retried by the library
 	_, werr := sw.Write(data)
 	cerr := sw.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		if httpCode(err) != http.StatusPreconditionFailed {
-			w.created = true // may be stored
-		}
-		return w.f.pathErr("close", w.name, err)
-	}
-	w.created = true
-	w.buf = bytes.Buffer{}
-	return nil
-}
-
-func (w *writer) Abort() error {
-	w.done = true
-	w.buf = bytes.Buffer{}
-	if !w.created {
-		return nil
-	}
-	w.created = false
-	ctx, cancel := w.f.opCtx(context.WithoutCancel(w.ctx))
-	defer cancel()
-	err := w.f.always.Object(w.key).Delete(ctx)
-	if errors.Is(err, storage.ErrObjectNotExist) {
-		return nil
-	}
-	return w.f.pathErr("abort", w.name, err)
+	return errors.Join(werr, cerr)
 }
 
 // Open implements fsbackend.FS.

@@ -16,7 +16,10 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
+
+const pkg = "stowage/fsbackend/gcs"
 
 // Property keys read by FromProperties.
 const (
@@ -38,22 +41,7 @@ const EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
 
 // ParseBucket splits a gcs.bucket value, gs://bucket[/prefix].
 func ParseBucket(v string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(v, "gs://")
-	if !ok && len(v) > 5 && strings.EqualFold(v[:5], "gs://") {
-		rest, ok = v[5:], true
-	}
-	if !ok {
-		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: %q must be gs://bucket[/prefix]", KeyBucket, v)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: %q has no bucket name (want gs://bucket[/prefix])", KeyBucket, v)
-	}
-	prefix = strings.Trim(prefix, "/")
-	if err := fsbackend.ValidDir(prefix); err != nil {
-		return "", "", fmt.Errorf("stowage/fsbackend/gcs: key %s: prefix of %q: %w", KeyBucket, v, err)
-	}
-	return bucket, prefix, nil
+	return objstore.BucketURL(pkg, KeyBucket, v, "gs")
 }
 
 // config is what properties say, before a client is built.
@@ -70,12 +58,8 @@ func parse(p fsbackend.Properties) (config, error) {
 	if t := p.Get("storage.type", "gcs"); !strings.EqualFold(t, "gcs") {
 		return c, fmt.Errorf("stowage/fsbackend/gcs: key storage.type: %q is not gcs", t)
 	}
-	b := p.Get(KeyBucket, "")
-	if b == "" {
-		return c, fmt.Errorf("stowage/fsbackend/gcs: key %s is required (gs://bucket[/prefix])", KeyBucket)
-	}
 	var err error
-	if c.bucket, c.prefix, err = ParseBucket(b); err != nil {
+	if c.bucket, c.prefix, err = ParseBucket(p.Get(KeyBucket, "")); err != nil {
 		return c, err
 	}
 	c.project = p.Get(KeyProject, "")
@@ -102,12 +86,11 @@ func parse(p fsbackend.Properties) (config, error) {
 	default:
 		return c, fmt.Errorf("stowage/fsbackend/gcs: key %s: unknown value %q (known: APPLICATION_DEFAULT, SERVICE_ACCOUNT_JSON_KEYFILE, UNAUTHENTICATED)", KeyAuthType, at)
 	}
-	for key, dst := range map[string]*bool{KeyMove: &c.useMove, KeyNoCache: &c.noCache} {
-		if v := p.Get(key, ""); v != "" {
-			if *dst, err = strconv.ParseBool(v); err != nil {
-				return c, fmt.Errorf("stowage/fsbackend/gcs: key %s: %q is not true or false", key, v)
-			}
-		}
+	if c.useMove, err = objstore.Bool(pkg, p, KeyMove, false); err != nil {
+		return c, err
+	}
+	if c.noCache, err = objstore.Bool(pkg, p, KeyNoCache, false); err != nil {
+		return c, err
 	}
 	return c, nil
 }
