@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +70,14 @@ func (m *ownModel) release(p int) *partState {
 	st := m.parts[p]
 	delete(m.parts, p)
 	return st
+}
+
+// clone returns a copy of partition p's memory.
+func (m *ownModel) clone(p int) *partState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.parts[p]
+	return &partState{ver: st.ver, live: maps.Clone(st.live)}
 }
 
 func (m *ownModel) owns(p int) bool {
@@ -187,25 +196,22 @@ func openMember(t *testing.T, f fsbackend.FS, runs *liveRuns, opts filestore.Opt
 	return mb
 }
 
-// put writes key the way the map does: Admit, version in memory, Store.
-func (mb *member) put(key, val string) {
-	mb.t.Helper()
+// write changes key the way the map does: Admit, version in memory, then
+// Store or Delete.
+func (mb *member) write(key, val string, del bool) error {
 	ctx := context.Background()
 	if err := mb.s.Admit(ctx); err != nil {
-		mb.t.Fatal(err)
+		return err
 	}
-	if err := mb.s.Store(ctx, mb.m.write(key, []byte(val), false)); err != nil {
-		mb.t.Fatal(err)
+	if del {
+		return mb.s.Delete(ctx, mb.m.write(key, nil, true))
 	}
+	return mb.s.Store(ctx, mb.m.write(key, []byte(val), false))
 }
 
-func (mb *member) del(key string) {
+func (mb *member) put(key, val string) {
 	mb.t.Helper()
-	ctx := context.Background()
-	if err := mb.s.Admit(ctx); err != nil {
-		mb.t.Fatal(err)
-	}
-	if err := mb.s.Delete(ctx, mb.m.write(key, nil, true)); err != nil {
+	if err := mb.write(key, val, false); err != nil {
 		mb.t.Fatal(err)
 	}
 }
@@ -369,4 +375,17 @@ func TestEndedRunsFilesAreCollected(t *testing.T) {
 	})
 	b.close(&runs)
 	expectSame(t, loadFresh(t, f), want)
+}
+
+// owned returns the partitions the member owns.
+func (m *ownModel) owned() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int
+	for p := 0; p < parts; p++ {
+		if m.parts[p] != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

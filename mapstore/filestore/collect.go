@@ -92,7 +92,9 @@ func (s *Store) collect(ctx context.Context, live liveness) error {
 		l2, d2, _ := s.collectable(live)
 		logs, drop = append(logs, l2...), append(append(drop, d2...), more...)
 	}
-	defer s.progressed()
+	if len(logs)+len(drop) > 0 {
+		defer s.progressed()
+	}
 	// Log files go first: a snapshot is only dropped once nothing older
 	// than the snapshots kept is left to fall back to. Another member may
 	// remove the same file at the same time; a missing file is fine.
@@ -186,7 +188,17 @@ func (s *Store) liveTotal() int64 {
 	return live
 }
 
-// progressed wakes writers waiting in Admit.
+// collectableBytes is the log this store can shrink by snapshotting its
+// own partitions. s.mu held.
+func (s *Store) collectableBytes() int64 {
+	if s.shared() {
+		return s.logTotal - s.held
+	}
+	return s.logTotal
+}
+
+// progressed wakes writers waiting in Admit: compaction deleted files or
+// wrote a snapshot (which may have raised the budget).
 func (s *Store) progressed() {
 	s.mu.Lock()
 	close(s.progress)
@@ -196,16 +208,19 @@ func (s *Store) progressed() {
 
 // Admit implements the map's write throttle: while the log is more than
 // twice its budget (compaction has fallen behind the writers), a new write
-// waits for compaction to make progress, for at most a second at a time,
-// so that disk stays bounded whatever the overwrite rate. Only log files
-// this store may collect count: its own, and those of runs that are not
-// live, so another live member's files never hold it back. The map calls
-// it before it gives the write a version, so waiting writes never hold
-// back the snapshots that would release them.
+// waits for compaction to make progress, for at most a second without
+// progress, so that disk stays bounded whatever the overwrite rate. Only
+// log files this store may collect count: its own, and those of runs that
+// are not live, so another live member's files never hold it back; when
+// the directory is shared, neither do files that wait only for snapshots
+// of partitions owned elsewhere (their owners snapshot them soon after
+// taking them over). The map calls it before it gives the write a
+// version, so waiting writes never hold back the snapshots that would
+// release them.
 func (s *Store) Admit(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		over := s.source != nil && !s.closed && s.logTotal > 2*s.logBudget(s.liveTotal())
+		over := s.source != nil && !s.closed && s.collectableBytes() > 2*s.logBudget(s.liveTotal())
 		ch := s.progress
 		s.mu.Unlock()
 		if !over {

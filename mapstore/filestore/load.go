@@ -365,6 +365,11 @@ func (s *Store) markLoaded(p int, in input) {
 			s.since[p] += int64(len(e.key) + len(e.value) + 16)
 		}
 	}
+	// Records of p in other runs' files wait for this store's snapshot of
+	// p: take it soon, as after Acquire.
+	if s.shared() && s.since[p] > 0 {
+		s.acquired[p] = true
+	}
 }
 
 // ReplayPartition is the fast path of loading: it calls fn with the

@@ -108,11 +108,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	// snapshot every partition that has records in the log. Files that
 	// wait only for other members' snapshots are left out: snapshotting
 	// here would not free them.
-	logBytes := s.logTotal
-	if s.shared() {
-		logBytes -= s.held
-	}
-	if logBytes > s.logBudget(s.liveTotal()) {
+	if s.collectableBytes() > s.logBudget(s.liveTotal()) {
 		s.w.rollNext.Store(true)
 		due = due[:0]
 		for p := 0; p < s.parts; p++ {
@@ -229,6 +225,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		}
 	}
 	s.mu.Unlock()
+	defer s.progressed()
 	for _, sf := range drop {
 		if err := s.fs.Remove(ctx, sf.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
 			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", sf.name, err)
