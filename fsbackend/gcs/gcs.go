@@ -357,49 +357,27 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	if err != nil {
 		return nil, f.pathErr("open", name, err)
 	}
-	return &reader{f: f, ctx: ctx, name: name, obj: f.bucket.Object(key).Generation(a.Generation), size: a.Size}, nil
+	obj := f.bucket.Object(key).Generation(a.Generation)
+	return objstore.NewReader(name, a.Size, func(p []byte, off int64) (int, error) {
+		return f.readRange(ctx, name, obj, p, off)
+	}), nil
 }
 
-// reader reads one generation of an object. It is safe for concurrent
-// ReadAt calls.
-type reader struct {
-	f    *FS
-	ctx  context.Context
-	name string
-	obj  *storage.ObjectHandle
-	size int64
-}
-
-func (r *reader) Size() int64  { return r.size }
-func (r *reader) Close() error { return nil }
-
-func (r *reader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrInvalid}
-	}
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	want := min(int64(len(p)), r.size-off)
-	if want == 0 {
-		return 0, nil
-	}
-	ctx, cancel := r.f.opCtx(r.ctx)
+// readRange fills p from off with a range read of the generation Open saw.
+func (f *FS) readRange(ctx context.Context, name string, obj *storage.ObjectHandle, p []byte, off int64) (int, error) {
+	ctx, cancel := f.opCtx(ctx)
 	defer cancel()
-	rr, err := r.obj.NewRangeReader(ctx, off, want)
+	rr, err := obj.NewRangeReader(ctx, off, int64(len(p)))
 	if err != nil {
 		if errors.Is(err, storage.ErrObjectNotExist) {
-			return 0, r.f.pathErr("read", r.name, fmt.Errorf("object was replaced or removed while open: %w", err))
+			return 0, f.pathErr("read", name, fmt.Errorf("object was replaced or removed while open: %w", err))
 		}
-		return 0, r.f.pathErr("read", r.name, err)
+		return 0, f.pathErr("read", name, err)
 	}
 	defer rr.Close()
-	n, err := io.ReadFull(rr, p[:want])
+	n, err := io.ReadFull(rr, p)
 	if err != nil {
-		return n, r.f.pathErr("read", r.name, err)
-	}
-	if int64(n) < int64(len(p)) {
-		return n, io.EOF
+		return n, f.pathErr("read", name, err)
 	}
 	return n, nil
 }

@@ -119,47 +119,27 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	if err != nil {
 		return nil, f.pathErr("open", name, err)
 	}
-	return &reader{f: f, ctx: ctx, name: name, key: key, size: fi.Size, etag: h.Get("ETag")}, nil
+	etag := h.Get("ETag")
+	return objstore.NewReader(name, fi.Size, func(p []byte, off int64) (int, error) {
+		return f.readRange(ctx, name, key, etag, p, off)
+	}), nil
 }
 
-// reader reads one object with range GETs pinned to the ETag seen by
-// Open. It is safe for concurrent ReadAt calls.
-type reader struct {
-	f    *FS
-	ctx  context.Context
-	name string
-	key  string
-	size int64
-	etag string
-}
-
-func (r *reader) Size() int64 { return r.size }
-
-func (r *reader) Close() error { return nil }
-
-func (r *reader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrInvalid}
-	}
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	want := min(int64(len(p)), r.size-off)
-	if want == 0 {
-		return 0, nil
-	}
+// readRange fills p from off with one range GET pinned to the ETag seen by
+// Open (retried as a whole).
+func (f *FS) readRange(ctx context.Context, name, key, etag string, p []byte, off int64) (int, error) {
 	var n int
-	err := r.f.retry(r.ctx, "get", func(ctx context.Context, _ int) error {
-		opts := []alioss.Option{alioss.Range(off, off+want-1), alioss.WithContext(ctx)}
-		if r.etag != "" {
-			opts = append(opts, alioss.IfMatch(r.etag))
+	err := f.retry(ctx, "get", func(ctx context.Context, _ int) error {
+		opts := []alioss.Option{alioss.Range(off, off+int64(len(p))-1), alioss.WithContext(ctx)}
+		if etag != "" {
+			opts = append(opts, alioss.IfMatch(etag))
 		}
-		body, err := r.f.bucket.GetObject(r.key, opts...)
+		body, err := f.bucket.GetObject(key, opts...)
 		if err != nil {
 			return err
 		}
 		defer body.Close()
-		n, err = io.ReadFull(body, p[:want])
+		n, err = io.ReadFull(body, p)
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -167,12 +147,9 @@ func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 	})
 	if err != nil {
 		if isStatus(err, http.StatusPreconditionFailed, "") {
-			return 0, r.f.pathErr("read", r.name, fmt.Errorf("object was replaced while open: %w", err))
+			return 0, f.pathErr("read", name, fmt.Errorf("object was replaced while open: %w", err))
 		}
-		return 0, r.f.pathErr("read", r.name, err)
-	}
-	if int64(n) < int64(len(p)) {
-		return n, io.EOF
+		return 0, f.pathErr("read", name, err)
 	}
 	return n, nil
 }

@@ -231,68 +231,31 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	if err != nil {
 		return nil, f.fail("open", key, err)
 	}
-	return &reader{f: f, key: key, h: h, ctx: context.WithoutCancel(ctx)}, nil
+	rctx := context.WithoutCancel(ctx)
+	return objstore.NewReader(f.url(key), h.size, func(p []byte, off int64) (int, error) {
+		return f.readRange(rctx, key, p, off)
+	}), nil
 }
 
-type reader struct {
-	f      *FS
-	key    string
-	h      head
-	ctx    context.Context
-	closed atomic.Bool
-}
-
-func (r *reader) Size() int64 { return r.h.size }
-
-func (r *reader) Close() error {
-	if r.closed.Swap(true) {
-		return fsbackend.ErrClosed
-	}
-	return nil
-}
-
-// ReadAt reads len(p) bytes at off with one ranged GET (retried as a
-// whole). It is safe for concurrent use.
-func (r *reader) ReadAt(p []byte, off int64) (int, error) {
-	if r.closed.Load() {
-		return 0, fsbackend.ErrClosed
-	}
-	if off < 0 {
-		return 0, &fs.PathError{Op: "read", Path: r.f.url(r.key), Err: fs.ErrInvalid}
-	}
-	if off >= r.h.size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := p
-	if rem := r.h.size - off; int64(len(want)) > rem {
-		want = want[:rem]
-	}
-	if len(want) == 0 {
-		return 0, nil
-	}
-	rng := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(want))-1)
+// readRange fills p from off with one ranged GET (retried as a whole).
+func (f *FS) readRange(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	rng := fmt.Sprintf("bytes=%d-%d", off, off+int64(len(p))-1)
 	var n int
-	err := r.f.retry(r.ctx, "read", r.key, func(ctx context.Context, _ int) error {
-		out, err := r.f.c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &r.f.o.Bucket, Key: &r.key, Range: &rng})
+	err := f.retry(ctx, "read", key, func(ctx context.Context, _ int) error {
+		out, err := f.c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &f.o.Bucket, Key: &key, Range: &rng})
 		if err != nil {
 			return err
 		}
 		defer out.Body.Close()
-		n, err = io.ReadFull(out.Body, want)
+		n, err = io.ReadFull(out.Body, p)
 		if err != nil {
 			// A short body: the object changed or the connection broke.
-			return fmt.Errorf("short read of %d bytes at %d: %w", len(want), off, err)
+			return fmt.Errorf("short read of %d bytes at %d: %w", len(p), off, err)
 		}
 		return nil
 	})
 	if err != nil {
-		return n, r.f.fail("read", r.key, err)
-	}
-	if len(want) < len(p) {
-		return n, io.EOF
+		return n, f.fail("read", key, err)
 	}
 	return n, nil
 }

@@ -10,6 +10,10 @@
 //     on Close: on an object store one PUT is the only durable and atomic
 //     write, so the object becomes visible whole or not at all. Sync returns
 //     fsbackend.ErrUnsupported; Abort drops the buffer.
+//   - Reader serves ReadAt of an object of known size by ranged fetches
+//     the back end supplies (only the part within the object is fetched;
+//     io.EOF past the end), and fails every call after Close with
+//     fsbackend.ErrClosed.
 //   - Stats counts objects and bytes made durable and the retries taken,
 //     for the "bytes written per byte of new data" figure and for metrics.
 //   - Property helpers shared by the back ends' ParseProperties: BucketURL
@@ -17,7 +21,8 @@
 //     SecretHash (a one-way identity of credentials for client cache keys).
 //
 // The API is small and stable: Retry, RetryPolicy, DefaultRetryPolicy,
-// Writer, NewWriter, PutFunc, AbortFunc, Stats, and the property helpers.
+// Writer, NewWriter, PutFunc, AbortFunc, Reader, NewReader, FetchFunc,
+// Stats, and the property helpers.
 // A Writer's Close runs its PUT under the context given to NewWriter (the
 // one passed to Create), so the caller's deadline bounds the whole write;
 // Abort's clean-up runs without that context's cancellation.

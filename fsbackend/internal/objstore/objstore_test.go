@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,5 +147,66 @@ func TestStats(t *testing.T) {
 	s.AddRetry()
 	if s.BytesWritten() != 15 || s.ObjectsWritten() != 2 || s.Retries() != 1 {
 		t.Fatalf("stats %d %d %d", s.BytesWritten(), s.ObjectsWritten(), s.Retries())
+	}
+}
+
+func TestReader(t *testing.T) {
+	obj := []byte("0123456789")
+	var fetches []string
+	var mu sync.Mutex
+	errFetch := errors.New("fetch failed")
+	fail := false
+	r := objstore.NewReader("s3://b/k", int64(len(obj)), func(p []byte, off int64) (int, error) {
+		mu.Lock()
+		fetches = append(fetches, fmt.Sprintf("%d+%d", off, len(p)))
+		mu.Unlock()
+		if fail {
+			return 0, errFetch
+		}
+		return copy(p, obj[off:]), nil
+	})
+	if r.Size() != 10 {
+		t.Fatalf("Size = %d", r.Size())
+	}
+	cases := []struct {
+		off     int64
+		len     int
+		want    string
+		wantErr error
+	}{
+		{0, 4, "0123", nil},
+		{6, 4, "6789", nil},  // ends exactly at the end
+		{8, 4, "89", io.EOF}, // reaches past the end
+		{10, 1, "", io.EOF},
+		{42, 1, "", io.EOF},
+		{3, 0, "", nil},
+		{12, 0, "", nil},
+	}
+	for _, c := range cases {
+		p := make([]byte, c.len)
+		n, err := r.ReadAt(p, c.off)
+		if string(p[:n]) != c.want || !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+			t.Errorf("ReadAt(%d bytes at %d) = %q, %v; want %q, %v", c.len, c.off, p[:n], err, c.want, c.wantErr)
+		}
+	}
+	if got := strings.Join(fetches, " "); got != "0+4 6+4 8+2" {
+		t.Errorf("fetches %s, want only the parts within the object: 0+4 6+4 8+2", got)
+	}
+	var pe *fs.PathError
+	if _, err := r.ReadAt(make([]byte, 1), -1); !errors.As(err, &pe) || pe.Path != "s3://b/k" || !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("negative offset: %v, want a PathError for s3://b/k matching fs.ErrInvalid", err)
+	}
+	fail = true
+	if _, err := r.ReadAt(make([]byte, 2), 0); !errors.Is(err, errFetch) {
+		t.Errorf("failing fetch: %v, want its error", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := r.ReadAt(make([]byte, 1), 0); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Errorf("ReadAt after Close: %v, want ErrClosed", err)
+	}
+	if err := r.Close(); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 }
