@@ -84,12 +84,13 @@ func (s *Store) covered(p int, v mapstore.Version) bool {
 // every RefreshInterval, and only when the directory is shared) learns
 // what other runs wrote since and lets them go.
 func (s *Store) collect(ctx context.Context, live liveness) error {
-	logs, drop, need := s.collectable(live)
+	logs, drop, waiting, need := s.collectable(live)
 	var rerr error
 	if s.refreshDue(need) {
 		var more []string
-		more, rerr = s.refresh(ctx, live)
-		l2, d2, _ := s.collectable(live)
+		more, rerr = s.refresh(ctx, live, waiting)
+		l2, d2, _, _ := s.collectable(live)
+		s.refreshHelped(len(l2)+len(d2)+len(more) > 0)
 		logs, drop = append(logs, l2...), append(append(drop, d2...), more...)
 	}
 	if len(logs)+len(drop) > 0 {
@@ -109,9 +110,9 @@ func (s *Store) collect(ctx context.Context, live liveness) error {
 // collectable takes out of s.files the log files that may be deleted now
 // and picks the snapshots beyond SnapshotRetain of the partitions this
 // store manages. need reports whether a refresh could let more files go:
-// some file is held back only by partitions this store does not own, or
-// is another ended run's file not read since it ended.
-func (s *Store) collectable(live liveness) (logs, drop []string, need bool) {
+// some file is held back only by partitions this store does not own (those
+// are waiting), or is another ended run's file not read since it ended.
+func (s *Store) collectable(live liveness) (logs, drop []string, waiting map[int]bool, need bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for p := range s.snaps {
@@ -161,10 +162,18 @@ func (s *Store) collectable(live liveness) (logs, drop []string, need bool) {
 			if lf.counted {
 				held += lf.size
 			}
+			if waiting == nil {
+				waiting = map[int]bool{}
+			}
+			for p, v := range lf.maxVer {
+				if !s.covered(p, v) {
+					waiting[p] = true
+				}
+			}
 		}
 	}
 	s.held = held
-	return logs, drop, need
+	return logs, drop, waiting, need
 }
 
 // logBudget is the log size above which every partition is snapshotted:

@@ -20,5 +20,33 @@
 // Options.OnDamage, a damaged snapshot falls back to an older one, a missing
 // META is rebuilt, and a changed partition count is re-hashed.
 //
+// # Members sharing a map directory
+//
+// Several cluster members may use one map directory at the same time (a
+// shared mount, HDFS, an object store): each opens its own Store on it with
+// its own Options.RunID and tells it, through Options.IsLive, which other
+// runs are still live. Each partition has one owner member at a time; only
+// the owner writes the partition's records (to its own run's log) and
+// snapshots it from its memory. A store owns the partitions it loaded
+// (ReplayPartition, LoadPartition) and those it was given with Acquire,
+// when their data reached the member's memory from the previous owner
+// rather than from storage; Release gives a partition up. Release every
+// partition the member does not own once it knows, so that what Open
+// scanned for them is dropped and a later load reads storage afresh.
+//
+// A store deletes a log file only if it is its own finished file, or
+// belongs to a run IsLive reports as ended (and was read in full after it
+// ended), and only once every record in it is covered by the snapshots
+// kept: for the partitions it owns, its own snapshots; for the others, the
+// snapshots their owners wrote, which it learns by listing the directory
+// again (a refresh, at most every Options.RefreshInterval, and only while
+// some file waits for them). A snapshot another run wrote counts once two
+// listings showed it unchanged and it ends with a complete end frame. The
+// log budget behind Admit counts only what the store can collect by
+// snapshotting its own partitions, so another member never holds its
+// writes back. Without IsLive the store assumes it is alone, lists
+// nothing more than Open does, and collects earlier runs' files as soon as
+// its snapshots cover them.
+//
 // The byte layout is in FORMAT.md. A Store is safe for concurrent use.
 package filestore

@@ -22,10 +22,13 @@ const discoverEvery = 6
 // refreshState is what the last refresh saw. s.mu guards it.
 type refreshState struct {
 	at time.Time
-	// soon: the last listing held snapshots seen for the first time, which
-	// are trusted only when seen again; look again after a quarter of the
-	// interval.
+	// soon: the last listing held snapshots seen for the first time of
+	// partitions that hold files back; they are trusted only when seen
+	// again, so look again after a quarter of the interval.
 	soon bool
+	// idle counts the refreshes in a row that let nothing go; each one
+	// doubles the wait before the next, up to discoverEvery intervals.
+	idle int
 	seen map[string]seenSnap // snapshots of the last listing
 }
 
@@ -38,20 +41,33 @@ type seenSnap struct {
 }
 
 // refreshDue reports whether collect should list the directory again:
-// only when it is shared, at most every RefreshInterval when need is set,
-// and every discoverEvery intervals regardless.
+// only when it is shared, at most every RefreshInterval when need is set
+// (less often while refreshes let nothing go), and every discoverEvery
+// intervals regardless.
 func (s *Store) refreshDue(need bool) bool {
 	if !s.shared() {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wait := s.opts.RefreshInterval
+	longest := discoverEvery * s.opts.RefreshInterval
+	wait := min(s.opts.RefreshInterval<<min(s.refreshed.idle, 8), longest)
 	if s.refreshed.soon {
-		wait /= 4
+		wait = s.opts.RefreshInterval / 4
 	}
 	since := time.Since(s.refreshed.at)
-	return (need && since >= wait) || since >= discoverEvery*s.opts.RefreshInterval
+	return (need && since >= wait) || since >= longest
+}
+
+// refreshHelped records whether the last refresh let files go.
+func (s *Store) refreshHelped(helped bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if helped {
+		s.refreshed.idle = 0
+	} else {
+		s.refreshed.idle++
+	}
 }
 
 // refresh lists the generation once and learns what other runs did since
@@ -71,7 +87,8 @@ func (s *Store) refreshDue(need bool) bool {
 //
 // It returns snapshots of partitions this store owns that are older than
 // those it keeps (written late by a previous owner), to be removed.
-func (s *Store) refresh(ctx context.Context, live liveness) ([]string, error) {
+// waiting are the partitions that hold files back here.
+func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool) ([]string, error) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	dir := genDir(s.gen)
@@ -145,7 +162,7 @@ func (s *Store) refresh(ctx context.Context, live liveness) ([]string, error) {
 						trusted[p] = append(trusted[p], sf)
 					}
 				default:
-					soon = true
+					soon = soon || waiting[p]
 				}
 			}
 			seen[sf.name] = st
@@ -242,7 +259,7 @@ func (s *Store) refresh(ctx context.Context, live liveness) ([]string, error) {
 			delete(s.files, name)
 		}
 	}
-	s.refreshed = refreshState{at: at, soon: soon, seen: seen}
+	s.refreshed = refreshState{at: at, soon: soon, idle: s.refreshed.idle, seen: seen}
 	return drop, nil
 }
 

@@ -180,6 +180,12 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	s.mu.Unlock()
 	entries, upto, err := src(ctx, p)
 	if err != nil {
+		s.mu.Lock()
+		released := !s.owned[p] || s.ownGen[p] != gen
+		s.mu.Unlock()
+		if released {
+			return nil // the source no longer serves p: nothing to snapshot
+		}
 		return fmt.Errorf("stowage/mapstore/filestore: snapshot source for partition %d: %w", p, err)
 	}
 	if acquired {
