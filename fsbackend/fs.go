@@ -78,7 +78,9 @@ type Writer interface {
 	// or may not exist; the caller should Abort or Remove it.
 	Close() error
 	// Abort gives up on the file: it is removed if it was created, and
-	// nothing of it becomes visible where the back end allows that.
+	// nothing of it becomes visible where the back end allows that. After
+	// a successful Close, Abort does nothing: the file is finished (so a
+	// deferred Abort is harmless).
 	Abort() error
 }
 

@@ -17,6 +17,7 @@ func init() {
 	register("CreateAfterRemove", testCreateAfterRemove)
 	register("WriterClosed", testWriterClosed)
 	register("Abort", testAbort)
+	register("AbortAfterCloseKeepsFile", testAbortAfterClose)
 	register("AbortAfterFailedCreateDoesNotRemoveWinner", testAbortLoser)
 	register("Sync", testSync)
 	register("Truncate", testTruncate)
@@ -209,6 +210,29 @@ func testAbort(t *testing.T, e *env) {
 		}
 	}
 	e.wantList("")
+}
+
+// testAbortAfterClose checks that Abort after a successful Close, as a
+// deferred clean-up runs it, keeps the finished file.
+func testAbortAfterClose(t *testing.T, e *env) {
+	w, err := e.fs.Create(e.ctx, "dir/done")
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	data := pattern(3000, 4)
+	if _, err := w.Write(data); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatalf("Abort after Close: %v", err)
+	}
+	e.wantContent("dir/done", data)
+	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Errorf("Close after Abort: %v, want ErrClosed", err)
+	}
 }
 
 // testAbortLoser checks that the loser of a create race, aborting as

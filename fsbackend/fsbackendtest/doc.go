@@ -20,7 +20,8 @@
 // ConditionalCreate, that racing writers of one name never both succeed),
 // implicit parent directories, visibility after Close, fs.ErrNotExist for
 // missing names, recursive sorted List of files only, Remove and Rename
-// semantics, Abort leaving nothing behind, Sync against DurableAppend,
+// semantics, Abort leaving nothing behind (and keeping a file a successful
+// Close finished), Sync against DurableAppend,
 // ErrInvalidName for every method, ErrClosed after Close, ReadAt at and
 // past the end, concurrent use (including creates racing removes that
 // empty their directory), names that need escaping on object stores,

@@ -246,30 +246,6 @@ func TestContract(t *testing.T) {
 	}
 }
 
-// TestAbortAfterCloseKeepsObject: a finished object is not undone by a
-// later Abort, as on the other back ends.
-func TestAbortAfterCloseKeepsObject(t *testing.T) {
-	ctx := context.Background()
-	fx := newFixture(t, gcs.RetryPolicy{}, "root")
-	w, err := fx.fs.Create(ctx, "done")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte("kept"))
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Abort(); err != nil {
-		t.Fatalf("Abort after Close: %v", err)
-	}
-	if got, ok := fx.object(t, "root/done"); !ok || string(got) != "kept" {
-		t.Fatalf("object after Abort = %q (exists %v), want it kept", got, ok)
-	}
-	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
-		t.Fatalf("Close after Abort: %v, want ErrClosed", err)
-	}
-}
-
 // TestDoesNotExistPrecondition checks that fake-gcs-server answers the
 // DoesNotExist precondition with 412, and that two writers racing for one
 // name end with exactly one winner.

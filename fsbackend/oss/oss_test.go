@@ -246,30 +246,6 @@ func TestAbortLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestAbortAfterCloseKeepsObject: a finished object is not undone by a
-// later Abort, as on the other back ends.
-func TestAbortAfterCloseKeepsObject(t *testing.T) {
-	srv := newServer(t)
-	f := open(t, props(srv))
-	w, err := f.Create(context.Background(), "done")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte("kept"))
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Abort(); err != nil {
-		t.Fatalf("Abort after Close: %v", err)
-	}
-	if got, ok := srv.Object(bucket, "root/done"); !ok || string(got) != "kept" {
-		t.Fatalf("object after Abort = %q (exists %v), want it kept", got, ok)
-	}
-	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
-		t.Fatalf("Close after Abort: %v, want ErrClosed", err)
-	}
-}
-
 // TestConditionalCreateRace: two writers pass Create's existence check;
 // forbid-overwrite lets exactly one Close win, and the loser's Abort does
 // not delete the winner's object.
@@ -526,10 +502,13 @@ func TestRetries(t *testing.T) {
 		if srv.Stats().Faults < 2 {
 			t.Fatalf("retried only %d times", srv.Stats().Faults)
 		}
-		srv.Heal()
-		if _, err := f.Stat(ctx, "a"); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("failed write left an object: %v", err)
+		// Checked on the server's state while it still fails everything: a
+		// PUT sent just before the deadline may reach the handler after a
+		// Heal and be stored, which is what Abort is for.
+		if _, ok := srv.Object(bucket, "fast/a"); ok {
+			t.Fatal("failed write left an object")
 		}
+		srv.Heal()
 		if err := w.Abort(); err != nil {
 			t.Fatal(err)
 		}
