@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -388,4 +389,48 @@ func (m *ownModel) owned() []int {
 		}
 	}
 	return out
+}
+
+// The end of a live run's active segment may be a batch it is writing:
+// a store reading it does not report it as damage. Once the run has
+// ended, a cut-off batch is a torn tail and reported as one.
+func TestLiveRunsUnfinishedBatchIsNotDamage(t *testing.T) {
+	e := newEnv(t)
+	var runs liveRuns
+	a := openMember(t, e.fs, &runs, filestore.Options{}, func(int) bool { return true })
+	a.put("k", "v")
+	logs := logFiles(t, e.dir)
+	if len(logs) != 1 {
+		t.Fatalf("want A's one segment, have %v", logs)
+	}
+	// The first bytes of a batch, as another member sees them mid-write.
+	seg, err := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg.Write([]byte{0xF7, 0x5A, 1, 'P', 100, 0, 0, 0, 1, 2, 3})
+	seg.Close()
+	var damages []filestore.Damage
+	var mu sync.Mutex
+	opts := filestore.Options{OnDamage: func(d filestore.Damage) {
+		mu.Lock()
+		defer mu.Unlock()
+		damages = append(damages, d)
+	}}
+	b := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
+	mu.Lock()
+	if len(damages) != 0 {
+		t.Fatalf("live run's unfinished batch reported: %v", damages)
+	}
+	mu.Unlock()
+	runs.set(a.run, false)
+	c := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
+	mu.Lock()
+	if len(damages) != 1 || !damages[0].Tail {
+		t.Fatalf("want the ended run's torn tail reported once, got %v", damages)
+	}
+	mu.Unlock()
+	for _, mb := range []*member{c, b, a} {
+		mb.close(&runs)
+	}
 }

@@ -196,12 +196,19 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) (
 	active := lf != nil && lf.active
 	s.mu.Unlock()
 	for _, d := range sc.Damages() {
-		if active && d.Tail {
+		if d.Tail && (active || s.writtenNow(name)) {
 			continue // a batch being written right now
 		}
 		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
 	}
 	return out, int64(len(buf)), nil
+}
+
+// writtenNow reports whether another live run may be writing the named
+// log file: its tail may be a batch not finished yet.
+func (s *Store) writtenNow(name string) bool {
+	run := runOf(name)
+	return s.shared() && run != s.run && s.opts.IsLive(run)
 }
 
 // keyArena is the size of the chunks that loaded keys are copied into.
@@ -294,8 +301,9 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 type input struct {
 	recs   []logEntry
 	snaps  []snapFile
-	fresh  bool // the partition is not owned yet: loading makes it owned
-	reread bool // read from storage now, not what Open scanned
+	fresh  bool   // the partition is not owned yet: loading makes it owned
+	reread bool   // read from storage now, not what Open scanned
+	gen    uint64 // ownership generation when the read began
 }
 
 // partitionInput returns what recovery of partition p reads: the records
@@ -309,7 +317,7 @@ func (s *Store) partitionInput(ctx context.Context, p int) (in input, err error)
 		s.mu.Unlock()
 		return in, mapstore.ErrClosed
 	}
-	in.fresh = !s.owned[p]
+	in.fresh, in.gen = !s.owned[p], s.ownGen[p]
 	// What Open scanned is complete only if nothing was written since
 	// and the partition was not released.
 	in.reread = !in.fresh || s.stale[p]
@@ -337,12 +345,16 @@ func (s *Store) PendingCount(p int) int {
 	return len(s.pending[p])
 }
 
-// markLoaded makes a partition loaded for the first time owned. What a
-// fresh read of storage found replaces what was known of it: other
-// members may have written it since Open.
+// markLoaded makes a partition loaded for the first time owned, unless it
+// was released or acquired while it loaded. What a fresh read of storage
+// found replaces what was known of it: other members may have written it
+// since Open.
 func (s *Store) markLoaded(p int, in input) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ownGen[p] != in.gen {
+		return
+	}
 	s.pending[p], s.owned[p] = nil, true
 	if !in.reread {
 		return
