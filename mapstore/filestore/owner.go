@@ -70,10 +70,10 @@ func (s *Store) Acquire(p int) {
 // adopt makes the snapshots of partition p on storage, whoever wrote them,
 // p's known snapshots, so that the snapshot this store writes after
 // Acquire replaces them. Listed snapshots that this store would rely on
-// are read back first: one as new as upto (then no new snapshot is
+// are read back first: the newest as new as upto (then no new snapshot is
 // needed: done) and, with SnapshotRetain 2, the newest older one, which
-// stays as the fallback. An unreadable one older than upto is removed; an
-// unreadable one as new as upto fails the snapshot, to be tried again.
+// stays as the fallback. One that does not read back clean is reported
+// and removed.
 func (s *Store) adopt(ctx context.Context, p int, gen uint64, upto mapstore.Version) (done bool, err error) {
 	dir := snapDir(s.gen, p)
 	list, err := s.fs.List(ctx, dir)
@@ -101,9 +101,8 @@ func (s *Store) adopt(ctx context.Context, p int, gen uint64, upto mapstore.Vers
 			continue
 		}
 		if _, rerr := s.readSnapshot(ctx, sf.name, p); rerr != nil {
-			if newer {
-				return false, fmt.Errorf("stowage/mapstore/filestore: snapshot %s of acquired partition %d: %w", sf.name, p, rerr)
-			}
+			// Loading skips it anyway; this store's memory is the truth.
+			s.damage(Damage{File: sf.name, Reason: "snapshot of an acquired partition unusable, removed: " + rerr.Error()})
 			if err := s.fs.Remove(ctx, sf.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
 				return false, fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", sf.name, err)
 			}

@@ -3,8 +3,11 @@ package filestore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,4 +194,68 @@ func TestAdmitCountsOnlyWhatTheStoreMayCollect(t *testing.T) {
 	b.m.contents(want)
 	b.close(&runs)
 	expectSame(t, loadFresh(t, f), want)
+}
+
+// With SnapshotRetain 2, the previous owner's snapshot that the new owner
+// would keep as its fallback is read back first: a damaged one is reported
+// and removed, and the next older one is kept instead.
+func TestAcquireChecksTheFallbackSnapshot(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var runs liveRuns
+	var mu sync.Mutex
+	var damages []filestore.Damage
+	opts := filestore.Options{SnapshotRetain: 2, OnDamage: func(d filestore.Damage) {
+		mu.Lock()
+		defer mu.Unlock()
+		damages = append(damages, d)
+	}}
+	a := openMember(t, e.fs, &runs, opts, func(int) bool { return true })
+	b := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
+	const p = 6
+	dir := fmt.Sprintf("g1/snap/%d", p)
+	for round := 0; round < 2; round++ {
+		for i := 0; i < 10; i++ {
+			a.put(keyOf(p, i), fmt.Sprint("v", round, i))
+		}
+		if err := a.s.ForceCompact(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	older := fileNames(t, e.fs, dir)
+	if len(older) != 2 {
+		t.Fatalf("A's snapshots of partition %d: %v, want two", p, older)
+	}
+	damaged := filepath.Join(e.dir, older[1])
+	data, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x55
+	if err := os.WriteFile(damaged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.moveTo(b, p)
+	eventually(t, func() error {
+		if err := b.s.Compact(ctx); err != nil {
+			return err
+		}
+		names := fileNames(t, e.fs, dir)
+		if len(names) != 2 || names[0] != older[0] || !strings.HasPrefix(path.Base(names[1]), fmt.Sprintf("%016x-", 2)) {
+			return fmt.Errorf("snapshots of partition %d: %v, want %s and B's of epoch 2", p, names, older[0])
+		}
+		return nil
+	})
+	mu.Lock()
+	reported := len(damages) == 1 && damages[0].File == older[1]
+	mu.Unlock()
+	if !reported {
+		t.Fatalf("want one report naming %s, got %v", older[1], damages)
+	}
+	want := map[string]string{}
+	a.m.contents(want)
+	b.m.contents(want)
+	a.close(&runs)
+	b.close(&runs)
+	expectSame(t, loadFresh(t, e.fs), want)
 }

@@ -83,8 +83,10 @@ func (s *Store) compactLoop(ctx context.Context) {
 // CompactRatio of its live bytes, every partition acquired and not
 // snapshotted since, and, while the log is larger than its budget, every
 // owned partition with records in the log; then it deletes the log files
-// and snapshots that newer snapshots cover.
+// and snapshots that newer snapshots cover. Compactions run one at a time.
 func (s *Store) Compact(ctx context.Context) error {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
 	s.mu.Lock()
 	src, closed := s.source, s.closed
 	s.mu.Unlock()
@@ -400,6 +402,8 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 // since its last snapshot, whatever its log size, then deletes what is
 // covered (`stowage inspect compact` and tests use it).
 func (s *Store) ForceCompact(ctx context.Context) error {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
 	s.mu.Lock()
 	src := s.source
 	var due []int

@@ -107,6 +107,7 @@ type Store struct {
 	held      int64         // of those, bytes held back only by partitions owned elsewhere
 	progress  chan struct{} // closed and replaced when compaction deleted files
 
+	compactMu sync.Mutex // one compaction at a time
 	refreshMu sync.Mutex // one refresh at a time
 	refreshed refreshState
 
