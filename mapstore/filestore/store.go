@@ -52,7 +52,10 @@ type Options struct {
 	IsLive func(run string) bool
 	// RefreshInterval is how often, at most, a store that shares the map
 	// directory (IsLive set) lists it again to learn the snapshots other
-	// runs wrote and the files of runs that ended (default 10 s).
+	// runs wrote and the files of runs that ended, while some log file
+	// waits for them (less often while listing frees nothing); with
+	// nothing waiting it lists every six intervals, to find the files of
+	// runs that started after it and ended (default 10 s).
 	RefreshInterval time.Duration
 	// Logger receives warnings about damage (default slog.Default()).
 	Logger *slog.Logger
