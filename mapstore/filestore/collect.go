@@ -162,6 +162,9 @@ func (s *Store) collectable(live liveness) (logs, drop []string, waiting map[int
 			if lf.counted {
 				held += lf.size
 			}
+			if !s.shared() {
+				continue // nothing to wait for: no other run writes snapshots
+			}
 			if waiting == nil {
 				waiting = map[int]bool{}
 			}
