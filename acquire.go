@@ -128,7 +128,7 @@ func (d *dist) stillAcquiring(ps []int, gen map[int]uint64) []int {
 // plan asks every live member what it holds of ps and picks a source for
 // each partition that can be decided now.
 func (d *dist) plan(ps []int) map[int]source {
-	statuses := map[string][]partStatus{d.self: d.localStatus(ps)}
+	statuses := map[string][]partStatus{d.self: d.localStatus(ps, true)}
 	ms := d.refreshMembers()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -204,12 +204,18 @@ func (d *dist) plan(ps []int) map[int]source {
 	return plan
 }
 
-func (d *dist) localStatus(ps []int) []partStatus {
+// localStatus says what this member holds of ps: to others (own false)
+// a partition being acquired is "acquiring"; to its own acquisition it is
+// what was held before.
+func (d *dist) localStatus(ps []int, own bool) []partStatus {
 	out := make([]partStatus, len(ps))
 	for i, p := range ps {
 		s := d.slots[p]
 		s.mu.Lock()
 		k, e := s.holdKindLocked(), s.epoch
+		if own {
+			k = s.dataKindLocked()
+		}
 		s.mu.Unlock()
 		out[i] = partStatus{Kind: k, Epoch: e, Seqs: d.n.seqSum(p)}
 	}
@@ -349,13 +355,25 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 		s.mu.Lock()
 		if s.st == stAcquiring && s.gen == gen[it.p] {
 			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
+			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups, "entries", d.n.entryCount(it.p))
 			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
 		} else {
 			// Lost the ownership meanwhile: keep the data for the next owner.
 			s.st, s.epoch = stHeld, it.epoch
 		}
+		active := s.st == stActive
 		s.notify()
 		s.mu.Unlock()
+		if active {
+			// EAGER maps made while this ran load their part now.
+			for _, c := range d.n.allCores() {
+				if c.store != nil && !c.lazy && !slices.Contains(cores, c) {
+					if err := c.readyPart(ctx, c.parts[it.p], writeTicket{}); err != nil && !isMoved(err) {
+						d.log.Warn("stowage: loading a partition failed; it loads on first use", "map", c.name, "partition", it.p, "err", err)
+					}
+				}
+			}
+		}
 	})
 	return errors.Join(errs...)
 }
@@ -437,7 +455,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	// What is kept from the old epoch: everything up to the last seq
 	// without a gap. Owner data (the store's, or held here) has none; a
 	// backup's data says where its gap-free part ends.
-	gapFree := it.src.store || (it.data == nil && d.holdKind(it.p) == holdHeld)
+	gapFree := it.src.store || (it.data == nil && d.selfKind(it.p) == holdHeld)
 	for _, c := range cores {
 		pt := c.parts[it.p]
 		pt.mu.Lock()
@@ -452,11 +470,11 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	return nil
 }
 
-func (d *dist) holdKind(p int) int {
+func (d *dist) selfKind(p int) int {
 	s := d.slots[p]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.holdKindLocked()
+	return s.dataKindLocked()
 }
 
 // rewriteAbove writes again, in the new epoch, the current state of every

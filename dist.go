@@ -49,11 +49,11 @@ func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, 
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
 		addrs: map[string]string{}, live: map[string]bool{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.slots = make([]*slot, count)
 	for i := range d.slots {
-		d.slots[i] = newSlot(i)
+		d.slots[i] = newSlot(i, d.ctx.Done())
 	}
-	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d
 }
 
@@ -71,19 +71,23 @@ func (d *dist) start() {
 func (d *dist) started() bool { return d.running.Load() }
 
 // readyMap readies every partition of a map made while the node runs
-// that this member owns and serves.
+// that this member owns, waiting for those still being taken over.
 func (d *dist) readyMap(c *core) {
 	var ps []int
 	for p, s := range d.slots {
 		s.mu.Lock()
-		if s.st == stActive {
+		if s.st == stActive || s.st == stAcquiring {
 			ps = append(ps, p)
 		}
 		s.mu.Unlock()
 	}
 	d.n.parallel(len(ps), func(i int) {
 		pt := c.parts[ps[i]]
-		if err := c.readyPart(d.ctx, pt, writeTicket{}); err != nil && !isMoved(err) && d.ctx.Err() == nil {
+		err := d.slots[pt.id].enterRead(d.ctx)
+		if err == nil {
+			err = c.readyPart(d.ctx, pt, writeTicket{})
+		}
+		if err != nil && !isMoved(err) && d.ctx.Err() == nil {
 			d.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
 		}
 	})
@@ -221,7 +225,7 @@ func (d *dist) reconcile(t *partition.Table) {
 			}
 		case owner && s.st == stAcquiring:
 		case owner:
-			s.st = stAcquiring
+			s.prev, s.st = s.st, stAcquiring
 			s.gen++
 			acquire = append(acquire, p)
 		case s.st == stActive:
@@ -230,7 +234,9 @@ func (d *dist) reconcile(t *partition.Table) {
 			d.n.releaseStores(p)
 		case s.st == stAcquiring:
 			s.gen++
-			if s.synced {
+			if s.prev == stHeld {
+				s.st = stHeld
+			} else if s.synced {
 				s.st = stBackup
 			} else if inSet {
 				s.st, s.synced = stBackup, false

@@ -47,7 +47,7 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return nil, err
 		}
 		d.noteTable(ctx, from, req.TV)
-		return enc(statusAns{TV: d.tableVersion(), St: d.localStatus(req.Parts)}), nil
+		return enc(statusAns{TV: d.tableVersion(), St: d.localStatus(req.Parts, false)}), nil
 	case mTake:
 		var req takeReq
 		if err := dec(body, &req); err != nil {

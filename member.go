@@ -165,6 +165,15 @@ func (n *Node) runIsLive(run string) bool {
 	return false
 }
 
+// storeLiveness is the map stores' IsLive: nil for a member alone (no
+// other run can be writing), else runIsLive.
+func (n *Node) storeLiveness() func(string) bool {
+	if n.d.tr == nil {
+		return nil
+	}
+	return n.runIsLive
+}
+
 // allCores returns every map this member holds.
 func (n *Node) allCores() []*core {
 	n.mu.Lock()
@@ -222,10 +231,6 @@ func (n *Node) releaseStores(p int) {
 		if o, ok := c.store.(ownership); ok {
 			o.Release(p)
 		}
-		pt := c.parts[p]
-		pt.mu.Lock()
-		pt.ready = false
-		pt.mu.Unlock()
 	}
 }
 
@@ -518,4 +523,13 @@ func (n *Node) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// entryCount is how many entries this member holds of partition p.
+func (n *Node) entryCount(p int) int {
+	total := 0
+	for _, c := range n.allCores() {
+		total += c.size(c.parts[p])
+	}
+	return total
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/serde"
 )
 
 // longStop bounds every wait in the cluster tests; it is a safety net,
@@ -183,3 +184,5 @@ func sharedConfig(t testing.TB, dir string, backups, minSize int) func() *config
 		return cfg
 	}
 }
+
+var strCodec = serde.String()

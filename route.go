@@ -69,6 +69,8 @@ func (n *Node) do(ctx context.Context, c *core, key []byte, o *op) (opResult, er
 		case <-time.After(delay):
 		case <-ctx.Done():
 			return res, fmt.Errorf("stowage: map %q: %w (last: %w)", c.name, ctx.Err(), err)
+		case <-d.ctx.Done():
+			return res, ErrClosed
 		}
 		delay = min(2*delay, 100*time.Millisecond)
 	}

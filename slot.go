@@ -36,6 +36,7 @@ type slot struct {
 	writers int      // writes in flight
 	changed chan struct{}
 	gen     uint64 // bumped when an acquisition must stop
+	prev    slotState // while acquiring: what this member held before
 	// handedTo is set once a held partition was taken: the data stays a
 	// source until the new owner released it.
 	handedTo string
@@ -44,9 +45,13 @@ type slot struct {
 	dirty bool
 	// fillMu serialises refills of the partition.
 	fillMu sync.Mutex
+	// closed ends every wait when the node closes.
+	closed <-chan struct{}
 }
 
-func newSlot(id int) *slot { return &slot{id: id, changed: make(chan struct{})} }
+func newSlot(id int, closed <-chan struct{}) *slot {
+	return &slot{id: id, changed: make(chan struct{}), closed: closed}
+}
 
 // notify wakes everyone waiting on the slot. s.mu held.
 func (s *slot) notify() {
@@ -94,6 +99,8 @@ func (s *slot) enterWrite(ctx context.Context) (writeTicket, error) {
 		case <-ch:
 		case <-ctx.Done():
 			return writeTicket{}, ctx.Err()
+		case <-s.closed:
+			return writeTicket{}, ErrClosed
 		}
 		s.mu.Lock()
 	}
@@ -128,6 +135,8 @@ func (s *slot) enterRead(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-s.closed:
+			return ErrClosed
 		}
 		s.mu.Lock()
 	}
@@ -157,6 +166,21 @@ func (s *slot) holdWritesLocked(ctx context.Context) error {
 func (s *slot) releaseWritesLocked() {
 	s.hold--
 	s.notify()
+}
+
+// dataKindLocked is what this member holds of the partition as a source
+// for its own acquisition: what it was before it started acquiring.
+func (s *slot) dataKindLocked() int {
+	if s.st != stAcquiring {
+		return s.holdKindLocked()
+	}
+	switch {
+	case s.prev == stHeld || s.prev == stActive:
+		return holdHeld
+	case s.prev == stBackup && s.synced:
+		return holdBackup
+	}
+	return holdNone
 }
 
 // holdKind is what status reports of this slot.

@@ -2,6 +2,7 @@ package stowage_test
 
 import (
 	"context"
+	"io"
 	"errors"
 	"fmt"
 	"net/http"
@@ -293,9 +294,10 @@ func TestHTTPPutIsDurable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: %s", path, resp.Status)
+			t.Errorf("GET %s: %s: %s", path, resp.Status, body)
 		}
 	}
 	resp, _ = http.Get(srv.URL + "/v1/maps/..%2F..%2Fetc/entries/x")

@@ -1,0 +1,207 @@
+package stowage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/partition"
+)
+
+// history remembers, per key, the last acknowledged value and a value
+// whose write was in flight when it failed (it may or may not have
+// taken effect).
+type history struct {
+	mu       sync.Mutex
+	acked    map[string]string
+	inflight map[string][]string
+	deleted  map[string]bool
+	acks     int
+}
+
+func newHistory() *history {
+	return &history{acked: map[string]string{}, inflight: map[string][]string{}, deleted: map[string]bool{}}
+}
+
+// writers runs n writers through random live members until stop is
+// closed; each writer owns its keys, so the last acknowledged value of
+// each key is known.
+func (h *history) writers(tc *tcluster, n, keys int, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 99))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ms := tc.live()
+				via := ms[rng.IntN(len(ms))]
+				key := fmt.Sprintf("w%d-k%d", w, rng.IntN(keys))
+				val := fmt.Sprintf("w%d-%d", w, i)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
+				if err == nil {
+					err = m.Put(ctx, key, val)
+				}
+				cancel()
+				h.mu.Lock()
+				if err == nil {
+					h.acked[key] = val
+					h.inflight[key] = nil
+					h.acks++
+				} else {
+					// Failed or unknown: the value may still have taken effect.
+					h.inflight[key] = append(h.inflight[key], val)
+				}
+				h.mu.Unlock()
+				if err != nil && errors.Is(err, stowage.ErrClosed) {
+					time.Sleep(time.Millisecond) // the member went away under us
+				}
+			}
+		}()
+	}
+	return &wg
+}
+
+// check reads every key through via and reports keys whose value is
+// neither the last acknowledged one nor one written after it.
+func (h *history) check(t *testing.T, via *tmember) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), longStop)
+	defer cancel()
+	m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	bad := 0
+	for k, want := range h.acked {
+		got, ok, err := m.Get(ctx, k)
+		if err != nil {
+			t.Fatalf("get %s via %s: %v", k, via.id, err)
+		}
+		good := ok && got == want
+		for _, v := range h.inflight[k] {
+			good = good || ok && got == v
+		}
+		if !good {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s (partition %d) = %q (present %v), last acknowledged %q, in flight %q", k, partition.Of([]byte(k), partition.DefaultCount), got, ok, want, h.inflight[k])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d keys lost their acknowledged value", bad, len(h.acked))
+	}
+}
+
+// run writes for a while, does something to the cluster, writes on, and
+// checks every acknowledged write.
+func failoverScenario(t *testing.T, tc *tcluster, disrupt func()) *history {
+	h := newHistory()
+	stop := make(chan struct{})
+	wg := h.writers(tc, 8, 40, stop)
+	waitAcks(t, h, 200)
+	disrupt()
+	tc.waitLoaded()
+	before := h.count()
+	waitAcks(t, h, before+200)
+	close(stop)
+	wg.Wait()
+	h.check(t, tc.live()[0])
+	h.check(t, tc.live()[len(tc.live())-1])
+	return h
+}
+
+func (h *history) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.acks
+}
+
+// waitAcks waits until n writes were acknowledged.
+func waitAcks(t *testing.T, h *history, n int) {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for h.count() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d writes acknowledged within %s", h.count(), n, longStop)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A member dies: its partitions are promoted on their backups and no
+// acknowledged write is lost; writes go on.
+func TestClusterOwnerDies(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	failoverScenario(t, tc, func() { tc.kill(tc.live()[1]) })
+}
+
+// The master dies: the next oldest member continues the table.
+func TestClusterMasterDies(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	before := tc.live()[1].node.Cluster(context.Background()).PartitionTableVer
+	failoverScenario(t, tc, func() { tc.kill(tc.live()[0]) })
+	for _, m := range tc.live() {
+		if ci := m.node.Cluster(context.Background()); ci.Master != tc.live()[0].id || ci.PartitionTableVer <= before {
+			t.Errorf("%s: master %s, table version %d (was %d before the master died)", m.id, ci.Master, ci.PartitionTableVer, before)
+		}
+	}
+}
+
+// Members join under load: partitions migrate without losing or
+// reordering acknowledged writes.
+func TestClusterJoinUnderLoad(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	tc.add()
+	tc.add()
+	tc.waitLoaded()
+	failoverScenario(t, tc, func() { tc.add(); tc.add() })
+	counts := map[string]int{}
+	for _, m := range tc.live() {
+		ci := m.node.Cluster(context.Background())
+		counts = ci.PartitionsPerMember
+	}
+	if len(counts) != 4 {
+		t.Fatalf("partitions per member %v, want 4 owners", counts)
+	}
+}
+
+// Two sync backups: losing two members at once loses nothing.
+func TestClusterTwoBackupsTwoDie(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(2, 0))
+	for i := 0; i < 4; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	failoverScenario(t, tc, func() {
+		ms := tc.live()
+		ms[1].tr.Close()
+		ms[2].tr.Close()
+		ms[1].node.Close()
+		ms[2].node.Close()
+		tc.drop(ms[1])
+		tc.drop(ms[2])
+	})
+}
