@@ -35,7 +35,7 @@ type slot struct {
 	hold    int      // > 0: new writes wait (a fill or hand-over is running)
 	writers int      // writes in flight
 	changed chan struct{}
-	gen     uint64 // bumped when an acquisition must stop
+	gen     uint64    // bumped when an acquisition must stop
 	prev    slotState // while acquiring: what this member held before
 	// handedTo is set once a held partition was taken: the data stays a
 	// source until the new owner released it.

@@ -2,9 +2,9 @@ package stowage_test
 
 import (
 	"context"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
