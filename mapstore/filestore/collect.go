@@ -93,7 +93,7 @@ func (s *Store) collect(ctx context.Context, live liveness) error {
 		s.refreshHelped(len(l2)+len(d2)+len(more) > 0)
 		logs, drop = append(logs, l2...), append(append(drop, d2...), more...)
 	}
-	if len(logs)+len(drop) > 0 {
+	if s.tookStep(len(logs)+len(drop) > 0) {
 		defer s.progressed()
 	}
 	// Log files go first: a snapshot is only dropped once nothing older
@@ -209,8 +209,17 @@ func (s *Store) collectableBytes() int64 {
 	return s.logTotal
 }
 
-// progressed wakes writers waiting in Admit: compaction deleted files or
-// wrote a snapshot (which may have raised the budget).
+// tookStep reports whether this compaction made progress: it deletes
+// files, or wrote a snapshot (which may have raised the budget).
+func (s *Store) tookStep(deletes bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	step := deletes || s.snapped
+	s.snapped = false
+	return step
+}
+
+// progressed wakes writers waiting in Admit.
 func (s *Store) progressed() {
 	s.mu.Lock()
 	close(s.progress)

@@ -232,8 +232,8 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 			s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
 		}
 	}
+	s.snapped = true
 	s.mu.Unlock()
-	defer s.progressed()
 	for _, sf := range drop {
 		if err := s.fs.Remove(ctx, sf.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
 			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", sf.name, err)

@@ -108,6 +108,7 @@ type Store struct {
 	source    mapstore.SnapshotSource
 	logTotal  int64         // bytes in log files this store may collect (counted)
 	held      int64         // of those, bytes held back only by partitions owned elsewhere
+	snapped   bool          // a snapshot was written since the last collect
 	progress  chan struct{} // closed and replaced when compaction deleted files
 
 	compactMu sync.Mutex // one compaction at a time
