@@ -32,6 +32,9 @@ import (
 //  4. It fills every backup of the table, tells the other holders to drop
 //     their copies (release), and only then serves the partition.
 
+// epochShift leaves room for take-overs within one table version.
+const epochShift = 20
+
 // source is where a partition's data comes from.
 type source struct {
 	member  string // "" with store
@@ -199,6 +202,9 @@ func (d *dist) plan(ps []int) map[int]source {
 			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders}
 		default:
 			plan[p] = source{store: true, epoch: maxEpoch, holders: holders}
+			if st := statuses[d.self][i]; st.Kind != holdNone {
+				d.log.Debug("stowage: no source", "partition", p, "self kind", st.Kind, "epoch", st.Epoch)
+			}
 		}
 	}
 	return plan
@@ -208,13 +214,18 @@ func (d *dist) plan(ps []int) map[int]source {
 // a partition being acquired is "acquiring"; to its own acquisition it is
 // what was held before.
 func (d *dist) localStatus(ps []int, own bool) []partStatus {
+	t, _ := d.currentTable()
 	out := make([]partStatus, len(ps))
 	for i, p := range ps {
+		joined := int64(-1)
+		if t != nil {
+			joined = t.JoinedAt(p, d.self)
+		}
 		s := d.slots[p]
 		s.mu.Lock()
-		k, e := s.holdKindLocked(), s.epoch
+		k, e := s.holdKindLocked(joined), s.epoch
 		if own {
-			k = s.dataKindLocked()
+			k = s.dataKindLocked(joined)
 		}
 		s.mu.Unlock()
 		out[i] = partStatus{Kind: k, Epoch: e, Seqs: d.n.seqSum(p)}
@@ -350,21 +361,36 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 	d.n.parallel(len(ok), func(i int) {
 		it := ok[i]
 		backups := d.fillAll(ctx, it.p, it.epoch, cores)
-		d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
 		s := d.slots[it.p]
 		s.mu.Lock()
-		if s.st == stAcquiring && s.gen == gen[it.p] {
+		activated := s.st == stAcquiring && s.gen == gen[it.p]
+		if activated {
 			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
 			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups, "entries", d.n.entryCount(it.p))
 			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
 		} else {
-			// Lost the ownership meanwhile: keep the data for the next owner.
-			s.st, s.epoch = stHeld, it.epoch
+			// The table moved the partition on meanwhile, and reconcile put
+			// the slot where the table wants it. The copy installed here
+			// is still held by its source (a held owner, a backup or the
+			// store), so it is not needed: a backup's own copy was replaced
+			// and must be filled again; the stores let go of the partition.
+			switch s.st {
+			case stBackup:
+				s.synced = false
+			case stNone:
+				d.n.dropPartition(it.p)
+			}
+			if s.st != stActive && s.st != stAcquiring {
+				d.n.releaseStores(it.p)
+				s.released = true
+			}
 		}
-		active := s.st == stActive
 		s.notify()
 		s.mu.Unlock()
-		if active {
+		if activated {
+			// Only now are the other copies not needed: had the take-over
+			// been abandoned, they would still be the partition's data.
+			d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
 			// EAGER maps made while this ran load their part now.
 			for _, c := range d.n.allCores() {
 				if c.store != nil && !c.lazy && !slices.Contains(cores, c) {
@@ -451,7 +477,10 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 			epoch = max(epoch, vs.LastVersion(it.p).Epoch)
 		}
 	}
-	it.epoch = epoch + 1
+	// Epochs grow with the table version the take-over happens under, so
+	// that two members taking a partition over under different tables can
+	// never start the same epoch, whatever copy they started from.
+	it.epoch = max(epoch+1, uint64(d.tableVersion())<<epochShift)
 	// What is kept from the old epoch: everything up to the last seq
 	// without a gap. Owner data (the store's, or held here) has none; a
 	// backup's data says where its gap-free part ends.
@@ -471,10 +500,14 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 }
 
 func (d *dist) selfKind(p int) int {
+	joined := int64(-1)
+	if t, _ := d.currentTable(); t != nil {
+		joined = t.JoinedAt(p, d.self)
+	}
 	s := d.slots[p]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dataKindLocked()
+	return s.dataKindLocked(joined)
 }
 
 // rewriteAbove writes again, in the new epoch, the current state of every
@@ -578,7 +611,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 				d.askFetch(a)
 			}
 		}
-		if !d.isLive(b) || !d.inReplicaSet(p, b) {
+		if !d.inReplicaSet(p, b) || !d.isLive(b) {
 			return errNotReplica
 		}
 		if !d.owns(p) {
@@ -590,6 +623,8 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
+		case <-d.ctx.Done():
+			return ErrClosed
 		}
 		delay = min(2*delay, 500*time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package stowage_test
 
 import (
 	"context"
+	"os"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -49,11 +50,15 @@ func (h *history) writers(tc *tcluster, n, keys int, stop <-chan struct{}) *sync
 				key := fmt.Sprintf("w%d-k%d", w, rng.IntN(keys))
 				val := fmt.Sprintf("w%d-%d", w, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				start := time.Now()
 				m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
 				if err == nil {
 					err = m.Put(ctx, key, val)
 				}
 				cancel()
+				if took := time.Since(start); took > 5*time.Second && os.Getenv("STOWAGE_TEST_LOG") != "" {
+					fmt.Fprintf(os.Stderr, "slow put %s via %s: %v: %v\n", key, via.id, took, err)
+				}
 				h.mu.Lock()
 				if err == nil {
 					h.acked[key] = val
@@ -114,6 +119,19 @@ func failoverScenario(t *testing.T, tc *tcluster, disrupt func()) *history {
 	stop := make(chan struct{})
 	wg := h.writers(tc, 8, 40, stop)
 	waitAcks(t, h, 200)
+	// Backups filled everywhere (Hazelcast's cluster-safe state): losing
+	// backup-count members now must lose nothing.
+	waitUntil(t, func() bool {
+		for _, m := range tc.live() {
+			if !m.node.Safe(context.Background()) {
+				if os.Getenv("STOWAGE_TEST_LOG") != "" {
+					fmt.Fprintf(os.Stderr, "not safe: %s: %s\n", m.id, m.node.SafeWhy())
+				}
+				return false
+			}
+		}
+		return true
+	})
 	disrupt()
 	tc.waitLoaded()
 	before := h.count()

@@ -270,6 +270,8 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 		case <-ch:
 		case <-ctx.Done():
 			return opResult{}, ctx.Err()
+		case <-s.closed:
+			return opResult{}, ErrClosed
 		}
 		p.mu.Lock()
 	}
@@ -364,6 +366,8 @@ func (c *core) readyPart(ctx context.Context, p *part, t writeTicket) error {
 				continue
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-c.n.d.ctx.Done():
+				return ErrClosed
 			}
 		}
 		ch := make(chan struct{})

@@ -29,6 +29,7 @@ type dist struct {
 	startMin int               // members needed before the first table
 	timeout  time.Duration     // bound on one operation without a deadline
 
+	instMu  sync.Mutex // serialises install and reconcile
 	mu      sync.Mutex
 	table   *partition.Table // nil until the first table
 	tabCh   chan struct{}    // closed and replaced when the table changes
@@ -194,6 +195,10 @@ func (d *dist) install(t *partition.Table) bool {
 	if t == nil || len(t.Owners) != d.count {
 		return false
 	}
+	// Tables are installed one at a time, so that the slots never move
+	// back to an older table's view.
+	d.instMu.Lock()
+	defer d.instMu.Unlock()
 	d.mu.Lock()
 	if d.table != nil && t.Version <= d.table.Version {
 		d.mu.Unlock()
@@ -218,20 +223,33 @@ func (d *dist) reconcile(t *partition.Table) {
 		owner := len(rs) > 0 && rs[0] == d.self
 		inSet := slices.Contains(rs, d.self)
 		s.mu.Lock()
+		reassigned := t.OwnerSince(p) > s.since
 		switch {
-		case owner && s.st == stActive:
+		case owner && s.st == stActive && !reassigned:
 			if !slices.Equal(s.backups, rs[1:]) {
+				// Writes stop going to backups the table dropped at once:
+				// a dropped backup misses them, and must be filled again
+				// should it come back.
+				s.backups = slices.DeleteFunc(slices.Clone(s.backups), func(b string) bool { return !slices.Contains(rs[1:], b) })
 				refill = append(refill, p)
 			}
-		case owner && s.st == stAcquiring:
+		case owner && s.st == stAcquiring && !reassigned:
 		case owner:
-			s.prev, s.st = s.st, stAcquiring
+			// New here, or given away and back while this member went on
+			// serving it (a split): take it over again from whoever holds
+			// the newest copy.
+			if s.st == stActive {
+				s.st = stHeld
+			}
+			if s.st != stAcquiring {
+				s.prev = s.st
+			}
+			s.st, s.since = stAcquiring, t.Version
 			s.gen++
 			acquire = append(acquire, p)
 		case s.st == stActive:
 			s.st = stHeld
 			s.backups = nil
-			d.n.releaseStores(p)
 		case s.st == stAcquiring:
 			s.gen++
 			if s.prev == stHeld {
@@ -249,6 +267,14 @@ func (d *dist) reconcile(t *partition.Table) {
 			d.n.dropPartition(p)
 		case s.st == stNone && inSet:
 			s.st, s.synced = stBackup, false
+		}
+		// The map stores snapshot only what this member serves; one
+		// that stops serving a partition (or never did) lets go of it.
+		if s.st == stAcquiring {
+			s.released = false
+		} else if s.st != stActive && !s.released {
+			d.n.releaseStores(p)
+			s.released = true
 		}
 		s.notify()
 		s.mu.Unlock()
@@ -350,7 +376,7 @@ func (d *dist) collectTables(ms []cluster.Member) []*partition.Table {
 		}
 		var tm tableMsg
 		if dec(b, &tm) == nil && tm.Version > 0 {
-			out = append(out, &partition.Table{Version: tm.Version, Owners: tm.Owners})
+			out = append(out, tm.table())
 		}
 	}
 	return out
@@ -360,7 +386,7 @@ func (d *dist) publish(ms []cluster.Member, t *partition.Table) {
 	if d.tr == nil {
 		return
 	}
-	body := enc(tableMsg{Version: t.Version, Owners: t.Owners})
+	body := enc(tableOf(t))
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		if m.ID == d.self || m.RPC == "" {
@@ -389,7 +415,7 @@ func (d *dist) noteTable(ctx context.Context, from string, tv int64) {
 	}
 	var tm tableMsg
 	if dec(b, &tm) == nil {
-		d.install(&partition.Table{Version: tm.Version, Owners: tm.Owners})
+		d.install(tm.table())
 	}
 }
 

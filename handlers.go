@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/stowage/stowage/partition"
 )
 
 // handle serves the calls of other members.
@@ -67,17 +66,17 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 		if err := dec(body, &tm); err != nil {
 			return nil, err
 		}
-		d.install(&partition.Table{Version: tm.Version, Owners: tm.Owners})
+		d.install(tm.table())
 		return nil, nil
 	case mGetTab:
 		t, _ := d.currentTable()
 		if t == nil {
 			return enc(tableMsg{}), nil
 		}
-		return enc(tableMsg{Version: t.Version, Owners: t.Owners}), nil
+		return enc(tableOf(t)), nil
 	case mHealth:
 		loaded, why := d.n.localLoaded()
-		return enc(healthAns{Loaded: loaded, TV: d.tableVersion(), Why: why}), nil
+		return enc(healthAns{Loaded: loaded, Safe: loaded && d.localSafe(), TV: d.tableVersion(), Why: why}), nil
 	}
 	return nil, fmt.Errorf("stowage: unknown method %q", method)
 }
@@ -205,11 +204,9 @@ func (d *dist) onFill(ctx context.Context, from string, req *fillReq) codeAns {
 		pt.filled, pt.ready, pt.loaded = true, false, false
 		pt.mu.Unlock()
 	}
-	if s.st == stHeld {
-		d.n.releaseStores(p)
-	}
 	if !req.Partial {
-		s.st, s.synced, s.epoch, s.handedTo = stBackup, true, req.Epoch, ""
+		s.st, s.synced, s.epoch, s.handedTo, s.filledTV = stBackup, true, req.Epoch, "", req.TV
+		d.log.Debug("stowage: filled", "partition", p, "tv", req.TV, "epoch", req.Epoch)
 	}
 	s.notify()
 	return codeAns{}
@@ -238,7 +235,7 @@ func (d *dist) onTake(ctx context.Context, from string, req *takeReq) takeAns {
 			ans.Data = append(ans.Data, d.n.partData(p, true, cores))
 			s.handedTo = fromID
 			s.releaseWritesLocked()
-		case s.st == stBackup && s.synced:
+		case s.st == stBackup && s.validCopy(t.JoinedAt(p, d.self)):
 			ans.Data = append(ans.Data, d.n.partData(p, false, cores))
 		default:
 			ans.Refused = append(ans.Refused, p)
@@ -263,9 +260,6 @@ func (d *dist) onRelease(req *releaseReq) {
 	inSet := d.inReplicaSet(req.P, d.self)
 	if inSet && s.st == stBackup && s.epoch == req.Epoch {
 		return // filled by the new owner
-	}
-	if s.st == stHeld {
-		d.n.releaseStores(req.P)
 	}
 	d.n.dropPartition(req.P)
 	s.st, s.synced, s.handedTo = stNone, false, ""

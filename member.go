@@ -325,6 +325,65 @@ func (n *Node) loadedWhy(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
+// localSafe reports whether every partition this member owns has each
+// backup the table names filled.
+func (d *dist) localSafe() bool {
+	ok, _ := d.localSafeWhy()
+	return ok
+}
+
+func (d *dist) localSafeWhy() (bool, string) {
+	t, _ := d.currentTable()
+	if t == nil {
+		return false, "no table"
+	}
+	for p, rs := range t.Owners {
+		if len(rs) == 0 || rs[0] != d.self {
+			continue
+		}
+		s := d.slots[p]
+		s.mu.Lock()
+		ok := s.st == stActive && slices.Equal(s.backups, rs[1:]) && !s.dirty
+		why := fmt.Sprintf("partition %d: %s, backups %v of %v, dirty %v", p, s.st, s.backups, rs[1:], s.dirty)
+		s.mu.Unlock()
+		if !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// Safe reports whether the cluster is safe, as Hazelcast's
+// PartitionService.isClusterSafe: every member is loaded with the same
+// table, and every partition's backups are filled, so that losing any
+// backup-count members loses nothing. A rolling restart waits for it
+// before stopping the next member.
+func (n *Node) Safe(ctx context.Context) bool {
+	if ok, _ := n.localLoaded(); !ok || !n.d.localSafe() {
+		return false
+	}
+	if n.d.tr == nil {
+		return true
+	}
+	tv := n.d.tableVersion()
+	for _, m := range n.d.view.Members() {
+		if m.ID == n.d.self {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		b, err := n.d.tr.Call(cctx, m.RPC, mHealth, nil)
+		cancel()
+		var ans healthAns
+		if err == nil {
+			err = dec(b, &ans)
+		}
+		if err != nil || !ans.Safe || ans.TV != tv {
+			return false
+		}
+	}
+	return true
+}
+
 // WaitLoaded blocks until this member serves every partition the table
 // gives it, with its EAGER maps loaded.
 func (n *Node) WaitLoaded(ctx context.Context) error {
@@ -400,6 +459,8 @@ type ClusterInfo struct {
 	ReplicaCount        int            `json:"replica_count"`
 	Loaded              bool           `json:"loaded"`
 	Loading             string         `json:"loading,omitempty"`
+	// Safe: loaded, and every partition's backups are filled.
+	Safe bool `json:"safe"`
 }
 
 // Cluster describes the cluster: members (oldest first), master, the
@@ -425,6 +486,7 @@ func (n *Node) Cluster(ctx context.Context) ClusterInfo {
 		}
 	}
 	ci.Loaded, ci.Loading = n.loadedWhy(ctx)
+	ci.Safe = ci.Loaded && n.Safe(ctx)
 	return ci
 }
 
@@ -532,4 +594,20 @@ func (n *Node) entryCount(p int) int {
 		total += c.size(c.parts[p])
 	}
 	return total
+}
+
+// Owner returns the member id owning partition p in this member's
+// current table ("" before the first table).
+func (n *Node) Owner(p int) string {
+	t, _ := n.d.currentTable()
+	if t == nil {
+		return ""
+	}
+	return t.Owner(p)
+}
+
+// SafeWhy says why this member is not safe ("" when it is).
+func (n *Node) SafeWhy() string {
+	_, why := n.d.localSafeWhy()
+	return why
 }

@@ -62,7 +62,15 @@ func (c *tcluster) add() *tmember {
 	id := fmt.Sprintf("m%d", c.seq)
 	c.mu.Unlock()
 	self := cluster.Member{ID: id, Addr: id, RPC: id, Run: fmt.Sprintf("20261202T0000%02d-%08x", c.seq%100, c.seq), Started: time.Unix(int64(c.seq), 0)}
+	// Like a member that joins through its member list, the new member
+	// sees the others from the start (alone, it would form a cluster of
+	// its own: a split brain).
 	m := &tmember{id: id, self: self, view: cluster.NewStaticView(self), tr: c.net.Transport(id)}
+	var others []cluster.Member
+	for _, x := range c.live() {
+		others = append(others, x.self)
+	}
+	m.view.Set(append(others, self)...)
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: c.cfg(), Logger: testLogger(id),
 		View: m.view, Transport: m.tr, OpTimeout: longStop})
 	if err != nil {
@@ -109,6 +117,15 @@ func (c *tcluster) kill(m *tmember) {
 	m.tr.Close()
 	m.node.Close()
 	c.drop(m)
+}
+
+// setView makes m see exactly members (a partial failure detection).
+func (c *tcluster) setView(m *tmember, members ...*tmember) {
+	ms := make([]cluster.Member, 0, len(members))
+	for _, x := range members {
+		ms = append(ms, x.self)
+	}
+	m.view.Set(ms...)
 }
 
 func (c *tcluster) live() []*tmember {

@@ -11,6 +11,7 @@ type metrics struct {
 	loadSeconds  *prometheus.GaugeVec
 
 	backupSeconds prometheus.Histogram
+	refused       prometheus.Counter
 	acquired      *prometheus.CounterVec
 	tableVersion  prometheus.Gauge
 }
@@ -44,6 +45,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Name: "stowage_backup_ack_seconds", Help: "Time for one synchronous backup to acknowledge a record.",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
 	})
+	m.refused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stowage_backup_refused_total",
+		Help: "Records a backup refused because this member was no longer the partition's owner (a newer table or epoch); the write failed and was routed again.",
+	})
 	m.acquired = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stowage_partitions_acquired_total",
 		Help: "Partitions this member took ownership of, by where the data came from: member (migration or fail-over to a copy elsewhere), self (promotion of this member's backup), store (loaded from the map store).",
@@ -52,6 +57,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Name: "stowage_partition_table_version", Help: "Version of the partition table this member has installed.",
 	})
 	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds,
-		m.backupSeconds, m.acquired, m.tableVersion)
+		m.backupSeconds, m.refused, m.acquired, m.tableVersion)
 	return m
 }

@@ -237,6 +237,17 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 	c := newCore(n, name, partition.DefaultCount, store, lazy, syncB, asyncB)
 	c.wq, c.rq = n.quorumOf(name)
 	n.maps[name] = c
+	if o, ok := store.(ownership); ok && n.d.started() {
+		// What the new store scanned of partitions served elsewhere is
+		// not this member's to trust.
+		for p, s := range n.d.slots {
+			s.mu.Lock()
+			if s.released {
+				o.Release(p)
+			}
+			s.mu.Unlock()
+		}
+	}
 	if n.d.started() && store != nil && !lazy {
 		// An EAGER map made while the node runs loads its owned
 		// partitions now, not on first use.

@@ -17,6 +17,10 @@ import (
 // nothing; the caller routes it again.
 var errStaleOwner = errors.New("stowage: a backup refused the write: this member no longer owns the partition")
 
+// errNeedFill: a backup's copy is not whole; the partition is filled
+// again and the write, which changed nothing, is routed again.
+var errNeedFill = errors.New("stowage: a backup needs the partition again")
+
 // replicate makes record r durable in the store and applied on every sync
 // backup, in parallel, and hands it to the async backups. If any of them
 // fails, what succeeded is undone (backups restore prev; the store gets a
@@ -69,7 +73,7 @@ func (d *dist) replicate(ctx context.Context, c *core, p *part, t writeTicket, r
 	}
 	d.undo(c, p, t, r, prev, had, syncB, errs, storeErr == nil && c.store != nil)
 	err := errors.Join(failed...)
-	if storeErr == nil && errorsAll(errs, errStaleOwner) {
+	if storeErr == nil && (errorsAll(errs, errStaleOwner) || errorsAll(errs, errNeedFill)) {
 		return errMoved{p.id}
 	}
 	return err
@@ -149,8 +153,16 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 			case codeOK:
 				return nil
 			case codeStale, codeMoved:
+				d.n.m.refused.Inc()
 				d.askFetch(a)
 				return fmt.Errorf("%w: %s", errStaleOwner, ans.Msg)
+			case codeNeedFill:
+				s := d.slots[p]
+				s.mu.Lock()
+				s.dirty = true
+				s.mu.Unlock()
+				d.goBackground(func() { d.refill([]int{p}) })
+				return fmt.Errorf("%w: %s", errNeedFill, ans.Msg)
 			default:
 				return fmt.Errorf("stowage: backup %s: %s", b, ans.Msg)
 			}
@@ -158,8 +170,10 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("stowage: backup %s did not acknowledge: %w", b, err)
 		}
-		if !d.isLive(b) || !d.inReplicaSet(p, b) {
-			return nil // failed or moved away: the write does not wait for it
+		if !d.inReplicaSet(p, b) {
+			// The table no longer names it (it failed or moved): the write
+			// does not wait for it, and its copy no longer counts.
+			return nil
 		}
 		select {
 		case <-time.After(delay):
@@ -197,6 +211,9 @@ func (d *dist) onBackup(ctx context.Context, from string, req *backupReq, revert
 	defer s.mu.Unlock()
 	if s.st != stBackup || req.Epoch != s.epoch {
 		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: %s here at epoch %d, record of epoch %d", req.P, s.st, s.epoch, req.Epoch)}
+	}
+	if !revert && !s.validCopy(t.JoinedAt(req.P, d.self)) {
+		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("partition %d: the copy here is not whole", req.P)}
 	}
 	p := c.parts[req.P]
 	p.mu.Lock()

@@ -30,6 +30,9 @@ type slot struct {
 	mu      sync.Mutex
 	st      slotState
 	synced  bool     // backup: filled by the owner, so it has every acknowledged write
+	// filledTV is the table version of the last fill: a backup that
+	// (re)joined the replica set after it may have missed writes.
+	filledTV int64
 	epoch   uint64   // owner epoch of the data held
 	backups []string // active: the filled backups, in table order
 	hold    int      // > 0: new writes wait (a fill or hand-over is running)
@@ -37,6 +40,10 @@ type slot struct {
 	changed chan struct{}
 	gen     uint64    // bumped when an acquisition must stop
 	prev    slotState // while acquiring: what this member held before
+	// since: the table version under which the running (or finished)
+	// acquisition was started; a table whose Since for the partition is
+	// newer gave the ownership away and back meanwhile.
+	since int64
 	// handedTo is set once a held partition was taken: the data stays a
 	// source until the new owner released it.
 	handedTo string
@@ -45,6 +52,8 @@ type slot struct {
 	dirty bool
 	// fillMu serialises refills of the partition.
 	fillMu sync.Mutex
+	// released: the map stores were told this member does not own it.
+	released bool
 	// closed ends every wait when the node closes.
 	closed <-chan struct{}
 }
@@ -170,21 +179,30 @@ func (s *slot) releaseWritesLocked() {
 
 // dataKindLocked is what this member holds of the partition as a source
 // for its own acquisition: what it was before it started acquiring.
-func (s *slot) dataKindLocked() int {
+// joined is when the table put this member in the replica set (-1: not
+// in it).
+func (s *slot) dataKindLocked(joined int64) int {
 	if s.st != stAcquiring {
-		return s.holdKindLocked()
+		return s.holdKindLocked(joined)
 	}
 	switch {
 	case s.prev == stHeld || s.prev == stActive:
 		return holdHeld
-	case s.prev == stBackup && s.synced:
+	case s.prev == stBackup && s.validCopy(joined):
 		return holdBackup
 	}
 	return holdNone
 }
 
-// holdKind is what status reports of this slot.
-func (s *slot) holdKindLocked() int {
+// validCopy reports whether a backup's copy has every acknowledged
+// write: it was filled, and not before it last joined the replica set
+// (had it left, the owner went on without it).
+func (s *slot) validCopy(joined int64) bool {
+	return s.synced && joined >= 0 && s.filledTV >= joined
+}
+
+// holdKindLocked is what status reports of this slot.
+func (s *slot) holdKindLocked(joined int64) int {
 	switch s.st {
 	case stActive:
 		return holdActive
@@ -193,7 +211,7 @@ func (s *slot) holdKindLocked() int {
 	case stAcquiring:
 		return holdAcquire
 	case stBackup:
-		if s.synced {
+		if s.validCopy(joined) {
 			return holdBackup
 		}
 		return holdUnsynced

@@ -7,6 +7,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
 )
 
 // Methods of the member transport.
@@ -35,6 +36,7 @@ const (
 	codeFailed   = 4 // the operation failed; Msg says why; nothing changed
 	codeClosed   = 5 // the callee is shutting down
 	codeRefused  = 6 // split-brain protection: too few members
+	codeNeedFill = 7 // a backup whose copy is not whole: fill it again
 )
 
 // wver is a Version on the wire.
@@ -192,10 +194,21 @@ type takeAns struct {
 type tableMsg struct {
 	Version int64      `msgpack:"v"`
 	Owners  [][]string `msgpack:"o"`
+	Since   []int64    `msgpack:"s"`
+	Joined  [][]int64  `msgpack:"j"`
+}
+
+func (tm tableMsg) table() *partition.Table {
+	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined}
+}
+
+func tableOf(t *partition.Table) tableMsg {
+	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined}
 }
 
 type healthAns struct {
 	Loaded bool   `msgpack:"l"`
+	Safe   bool   `msgpack:"sf"` // every owned partition has all its backups filled
 	TV     int64  `msgpack:"tv"`
 	Why    string `msgpack:"w,omitempty"`
 }

@@ -16,6 +16,40 @@ import (
 type Table struct {
 	Version int64
 	Owners  [][]string // per partition: owner then backups
+	// Since is, per partition, the Version of the table that gave the
+	// partition its current owner: a member that has served a partition
+	// since an older table, while a later one gave the ownership away
+	// and back, knows its copy may be behind.
+	Since []int64
+	// Joined is, per partition and aligned with Owners, the Version of the
+	// table since which each member has been in the replica set without a
+	// break: a copy filled before that may have missed writes.
+	Joined [][]int64
+}
+
+// JoinedAt returns when member id joined partition p's replica set
+// without a break since, or -1 when it is not in the set.
+func (t *Table) JoinedAt(p int, id string) int64 {
+	if p < 0 || p >= len(t.Owners) {
+		return -1
+	}
+	for i, m := range t.Owners[p] {
+		if m == id {
+			if p < len(t.Joined) && i < len(t.Joined[p]) {
+				return t.Joined[p][i]
+			}
+			return 0
+		}
+	}
+	return -1
+}
+
+// OwnerSince returns Since[p], or 0 when the table has none.
+func (t *Table) OwnerSince(p int) int64 {
+	if p < 0 || p >= len(t.Since) {
+		return 0
+	}
+	return t.Since[p]
 }
 
 // Owner returns the owner of partition p, or "" when it has none.
@@ -69,6 +103,21 @@ func Assign(members []string, partitions, backups int, prev *Table) *Table {
 	if prev != nil {
 		t.Version = prev.Version + 1
 	}
+	t.Since = make([]int64, partitions)
+	t.Joined = make([][]int64, partitions)
+	for p := range t.Since {
+		t.Since[p] = t.Version
+	}
+	defer func() {
+		for p, rs := range t.Owners {
+			if t.Joined[p] == nil {
+				t.Joined[p] = make([]int64, len(rs))
+				for i := range rs {
+					t.Joined[p][i] = t.Version
+				}
+			}
+		}
+	}()
 	if n == 0 || partitions <= 0 {
 		for p := range t.Owners {
 			t.Owners[p] = []string{}
@@ -98,6 +147,21 @@ func Assign(members []string, partitions, backups int, prev *Table) *Table {
 	a.owners()
 	a.backups()
 	t.Owners = a.sets
+	t.Since = make([]int64, partitions)
+	t.Joined = make([][]int64, partitions)
+	for p, rs := range t.Owners {
+		t.Since[p] = t.Version
+		if p < len(prev.Owners) && len(rs) > 0 && prev.Owner(p) == rs[0] && prev.OwnerSince(p) > 0 {
+			t.Since[p] = prev.OwnerSince(p)
+		}
+		t.Joined[p] = make([]int64, len(rs))
+		for i, m := range rs {
+			t.Joined[p][i] = t.Version
+			if j := prev.JoinedAt(p, m); j > 0 {
+				t.Joined[p][i] = j
+			}
+		}
+	}
 	return t
 }
 

@@ -212,3 +212,63 @@ func TestAssignRepeatedChurn(t *testing.T) {
 		}
 	}
 }
+
+// Since keeps the version that gave each partition its owner: unchanged
+// where the owner stayed, the new version where it moved.
+func TestAssignSince(t *testing.T) {
+	ms := names(3)
+	t1 := partition.Assign(ms, 271, 1, nil)
+	for p := range t1.Owners {
+		if t1.OwnerSince(p) != 1 {
+			t.Fatalf("fresh table: partition %d since %d, want 1", p, t1.OwnerSince(p))
+		}
+	}
+	t2 := partition.Assign(ms[:2], 271, 1, t1) // m2 gone
+	t3 := partition.Assign(ms, 271, 1, t2)     // m2 back
+	moved2, kept2 := 0, 0
+	for p := range t2.Owners {
+		switch {
+		case t2.Owner(p) == t1.Owner(p) && t2.OwnerSince(p) != 1:
+			t.Fatalf("partition %d kept owner %s but since %d", p, t2.Owner(p), t2.OwnerSince(p))
+		case t2.Owner(p) != t1.Owner(p) && t2.OwnerSince(p) != 2:
+			t.Fatalf("partition %d moved to %s but since %d", p, t2.Owner(p), t2.OwnerSince(p))
+		case t2.Owner(p) != t1.Owner(p):
+			moved2++
+		default:
+			kept2++
+		}
+	}
+	if moved2 == 0 || kept2 == 0 {
+		t.Fatalf("losing a member moved %d and kept %d partitions", moved2, kept2)
+	}
+	// A partition owned by m2 in t1 and again in t3 was someone else's in
+	// t2: its since says so, so m2 knows its copy from t1 may be behind.
+	back := 0
+	for p := range t3.Owners {
+		if t1.Owner(p) == "m2" && t3.Owner(p) == "m2" {
+			back++
+			if t3.OwnerSince(p) != 3 {
+				t.Fatalf("partition %d back to m2 with since %d, want 3", p, t3.OwnerSince(p))
+			}
+		}
+	}
+	if back == 0 {
+		t.Fatal("no partition went back to m2")
+	}
+	// Joined: m0 stayed in every replica set it was in; m2 left every set
+	// in t2 and came back in t3.
+	for p, rs := range t3.Owners {
+		for _, m := range rs {
+			j := t3.JoinedAt(p, m)
+			switch {
+			case m == "m2" && j != 3:
+				t.Fatalf("partition %d: m2 joined at %d, want 3", p, j)
+			case m != "m2" && j == 3 && t2.JoinedAt(p, m) > 0:
+				t.Fatalf("partition %d: %s was already in the set in t2 but joined at 3", p, m)
+			}
+		}
+		if t3.JoinedAt(p, "nobody") != -1 {
+			t.Fatal("JoinedAt of a non-member is not -1")
+		}
+	}
+}

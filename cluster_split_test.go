@@ -1,0 +1,147 @@
+package stowage_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stowage/stowage/partition"
+)
+
+// counter reads a counter of a member's metrics.
+func counter(t *testing.T, g prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			total := 0.0
+			for _, m := range mf.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+			return total
+		}
+	}
+	return 0
+}
+
+// keyOwnedBy returns a key whose partition m owns.
+func keyOwnedBy(t *testing.T, m *tmember) string {
+	t.Helper()
+	ci := m.node.Cluster(context.Background())
+	_ = ci
+	for i := 0; i < 100000; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		if m.node.Owner(partition.Of([]byte(k), partition.DefaultCount)) == m.id {
+			return k
+		}
+	}
+	t.Fatalf("no key owned by %s", m.id)
+	return ""
+}
+
+// A stale owner, cut off while the others promoted its partitions, cannot
+// acknowledge a write: the backups of the newer epoch refuse its records,
+// and the write goes to the new owner once the stale member learns the
+// new table.
+func TestClusterStaleOwnerRefused(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(2, 0))
+	m1, m2, m3 := tc.add(), tc.add(), tc.add()
+	tc.waitLoaded()
+	ctx := context.Background()
+	k := keyOwnedBy(t, m3)
+	if err := strMap(t, m1.node, "jobs").Put(ctx, k, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	// m3 is cut off; m1 and m2 see it fail, m3 sees nothing.
+	tc.net.Isolate(m3.id)
+	tc.setView(m1, m1, m2)
+	tc.setView(m2, m1, m2)
+	waitUntil(t, func() bool { return m1.node.Loaded() && m2.node.Loaded() })
+	if err := strMap(t, m1.node, "jobs").Put(ctx, k, "v2"); err != nil {
+		t.Fatalf("write at the new owner: %v", err)
+	}
+	// Cut off, m3 cannot get a write acknowledged.
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err := strMap(t, m3.node, "jobs").Put(sctx, k, "lost")
+	cancel()
+	if err == nil {
+		t.Fatal("an isolated stale owner acknowledged a write")
+	}
+	// The links heal; m3 still believes it owns the partition. Its next
+	// record is refused by the backups, it learns the new table, and the
+	// write lands at the new owner.
+	tc.net.HealAll()
+	before := counter(t, m3.node.Gatherer(), "stowage_backup_refused_total")
+	if err := strMap(t, m3.node, "jobs").Put(ctx, k, "v3"); err != nil {
+		t.Fatalf("write through the stale member after healing: %v", err)
+	}
+	if got := counter(t, m3.node.Gatherer(), "stowage_backup_refused_total"); got <= before {
+		t.Fatalf("no backup refused the stale owner's record (refusals %v -> %v)", before, got)
+	}
+	for _, m := range []*tmember{m1, m2} {
+		if v, ok, err := strMap(t, m.node, "jobs").Get(ctx, k); err != nil || !ok || v != "v3" {
+			t.Fatalf("%s reads %q, %v, %v; want v3", m.id, v, ok, err)
+		}
+	}
+	if o := m1.node.Owner(partition.Of([]byte(k), partition.DefaultCount)); o == m3.id {
+		t.Fatalf("m3 still owns the partition in m1's table")
+	}
+}
+
+// A backup that missed writes (the owner saw it fail and went on alone)
+// is filled again when it is back, so it can take over later with every
+// acknowledged write.
+func TestClusterBackupResynced(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	m1, m2 := tc.add(), tc.add()
+	tc.waitLoaded()
+	ctx := context.Background()
+	m := strMap(t, m1.node, "jobs")
+	for i := 0; i < 200; i++ {
+		if err := m.Put(ctx, fmt.Sprintf("k%d", i), "before"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The link breaks: m1 believes m2 failed and serves everything alone;
+	// m2, which hears nothing, goes on believing it owns its partitions,
+	// and misses the writes of this phase.
+	tc.net.CutBoth(m1.id, m2.id)
+	tc.setView(m1, m1)
+	waitUntil(t, func() bool { return m1.node.Loaded() })
+	for i := 0; i < 200; i++ {
+		if err := m.Put(ctx, fmt.Sprintf("k%d", i), "during"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The link heals and m2 is seen again: it gets partitions (some it
+	// believes it never lost) and backups back, filled from m1's copies.
+	tc.net.HealAll()
+	tc.setView(m1, m1, m2)
+	waitUntil(t, func() bool { return m1.node.Safe(ctx) && m1.node.Cluster(ctx).PartitionsPerMember[m2.id] > 0 })
+	// Now m1 dies: m2 must have every write of both phases.
+	tc.kill(m1)
+	waitUntil(t, func() bool { return m2.node.Loaded() })
+	m2m := strMap(t, m2.node, "jobs")
+	for i := 0; i < 200; i++ {
+		if v, ok, err := m2m.Get(ctx, fmt.Sprintf("k%d", i)); err != nil || !ok || v != "during" {
+			t.Fatalf("k%d = %q, %v, %v after the resynced backup took over; want during", i, v, ok, err)
+		}
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", longStop)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
