@@ -2,10 +2,10 @@ package stowage_test
 
 import (
 	"context"
-	"os"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
 )
 
 // handle serves the calls of other members.

@@ -27,19 +27,19 @@ func (s slotState) String() string {
 type slot struct {
 	id int
 
-	mu      sync.Mutex
-	st      slotState
-	synced  bool     // backup: filled by the owner, so it has every acknowledged write
+	mu     sync.Mutex
+	st     slotState
+	synced bool // backup: filled by the owner, so it has every acknowledged write
 	// filledTV is the table version of the last fill: a backup that
 	// (re)joined the replica set after it may have missed writes.
 	filledTV int64
-	epoch   uint64   // owner epoch of the data held
-	backups []string // active: the filled backups, in table order
-	hold    int      // > 0: new writes wait (a fill or hand-over is running)
-	writers int      // writes in flight
-	changed chan struct{}
-	gen     uint64    // bumped when an acquisition must stop
-	prev    slotState // while acquiring: what this member held before
+	epoch    uint64   // owner epoch of the data held
+	backups  []string // active: the filled backups, in table order
+	hold     int      // > 0: new writes wait (a fill or hand-over is running)
+	writers  int      // writes in flight
+	changed  chan struct{}
+	gen      uint64    // bumped when an acquisition must stop
+	prev     slotState // while acquiring: what this member held before
 	// since: the table version under which the running (or finished)
 	// acquisition was started; a table whose Since for the partition is
 	// newer gave the ownership away and back meanwhile.
