@@ -120,12 +120,40 @@ func (d *dist) stillAcquiring(ps []int, gen map[int]uint64) []int {
 	for _, p := range ps {
 		s := d.slots[p]
 		s.mu.Lock()
-		if s.st == stAcquiring && s.gen == gen[p] {
+		switch {
+		case s.st == stAcquiring && s.gen == gen[p]:
 			out = append(out, p)
+		case s.st == stAcquiring && s.abandoned:
+			d.abandonLocked(s, false, 0)
 		}
 		s.mu.Unlock()
 	}
 	return out
+}
+
+// abandonLocked steps back from an abandoned take-over: with a copy
+// installed (owner-grade: it may be the newest there is) the member holds
+// it for whoever owns the partition now; without, it goes back to what it
+// was. s.mu held.
+func (d *dist) abandonLocked(s *slot, installed bool, epoch uint64) {
+	s.abandoned = false
+	t, _ := d.currentTable()
+	inSet := t != nil && slices.Contains(t.Owners[s.id], d.self)
+	switch {
+	case installed || s.prev == stHeld || s.prev == stActive:
+		s.st, s.epoch = stHeld, max(s.epoch, epoch)
+	case s.prev == stBackup && s.synced:
+		s.st = stBackup
+	case inSet:
+		s.st, s.synced = stBackup, false
+	default:
+		s.st = stNone
+		d.n.dropPartition(s.id)
+	}
+	s.backups = nil
+	d.n.releaseStores(s.id)
+	s.released = true
+	s.notify()
 }
 
 // plan asks every live member what it holds of ps and picks a source for
@@ -330,6 +358,8 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 			ok = append(ok, it)
 		}
 	}
+	// The copies taken over may have brought maps new to this member.
+	cores = d.n.allCores()
 	// Epoch starts, one batch per map store.
 	for _, c := range cores {
 		es, isES := c.store.(epochStarter)
@@ -368,22 +398,15 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
 			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups, "entries", d.n.entryCount(it.p))
 			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
-		} else {
-			// The table moved the partition on meanwhile, and reconcile put
-			// the slot where the table wants it. The copy installed here
-			// is still held by its source (a held owner, a backup or the
-			// store), so it is not needed: a backup's own copy was replaced
-			// and must be filled again; the stores let go of the partition.
-			switch s.st {
-			case stBackup:
-				s.synced = false
-			case stNone:
-				d.n.dropPartition(it.p)
-			}
-			if s.st != stActive && s.st != stAcquiring {
-				d.n.releaseStores(it.p)
-				s.released = true
-			}
+		} else if s.st == stAcquiring && s.abandoned {
+			// The table gave the partition to another member meanwhile.
+			// The copy made here is owner-grade (its source may even have
+			// been filled from it since): hold it for the new owner.
+			d.abandonLocked(s, true, it.epoch)
+		} else if s.st == stAcquiring {
+			// Given away and back: a newer run acquires it, and this copy
+			// is one of its sources.
+			s.prev, s.epoch = stHeld, max(s.epoch, it.epoch)
 		}
 		s.notify()
 		s.mu.Unlock()
@@ -603,8 +626,19 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 		if err == nil {
 			var ans codeAns
 			if err = dec(resp, &ans); err == nil {
-				if ans.Code == codeOK {
+				switch ans.Code {
+				case codeOK:
 					return nil
+				case codeNeedFill:
+					d.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
+					// A partial fill onto a copy that is not whole: the
+					// whole partition is sent again, the caller routes again.
+					s := d.slots[p]
+					s.mu.Lock()
+					s.dirty = true
+					s.mu.Unlock()
+					d.goBackground(func() { d.refill([]int{p}) })
+					return errMoved{p}
 				}
 				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
 				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
@@ -763,6 +797,16 @@ func (d *dist) refill1(p int) {
 	}
 	s.releaseWritesLocked()
 	s.mu.Unlock()
+	if len(now) < len(want) {
+		// Try the others again soon (the master loop's repair would, later).
+		d.goBackground(func() {
+			select {
+			case <-time.After(100 * time.Millisecond):
+				d.refill1(p)
+			case <-d.ctx.Done():
+			}
+		})
+	}
 	var gone []string
 	for _, b := range old {
 		if !slices.Contains(want, b) {

@@ -56,7 +56,7 @@ func (h *history) writers(tc *tcluster, n, keys int, stop <-chan struct{}) *sync
 					err = m.Put(ctx, key, val)
 				}
 				cancel()
-				if took := time.Since(start); took > 5*time.Second && os.Getenv("STOWAGE_TEST_LOG") != "" {
+				if took := time.Since(start); took > 5*time.Second && os.Getenv("STOWAGE_TEST_DIAG") != "" {
 					fmt.Fprintf(os.Stderr, "slow put %s via %s: %v: %v\n", key, via.id, took, err)
 				}
 				h.mu.Lock()
@@ -121,17 +121,7 @@ func failoverScenario(t *testing.T, tc *tcluster, disrupt func()) *history {
 	waitAcks(t, h, 200)
 	// Backups filled everywhere (Hazelcast's cluster-safe state): losing
 	// backup-count members now must lose nothing.
-	waitUntil(t, func() bool {
-		for _, m := range tc.live() {
-			if !m.node.Safe(context.Background()) {
-				if os.Getenv("STOWAGE_TEST_LOG") != "" {
-					fmt.Fprintf(os.Stderr, "not safe: %s: %s\n", m.id, m.node.SafeWhy())
-				}
-				return false
-			}
-		}
-		return true
-	})
+	waitSafe(t, tc)
 	disrupt()
 	tc.waitLoaded()
 	before := h.count()
@@ -155,7 +145,7 @@ func waitAcks(t *testing.T, h *history, n int) {
 	deadline := time.Now().Add(longStop)
 	for h.count() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d writes acknowledged within %s", h.count(), n, longStop)
+			fatalDump(t, "only %d of %d writes acknowledged within %s", h.count(), n, longStop)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -222,4 +212,27 @@ func TestClusterTwoBackupsTwoDie(t *testing.T) {
 		tc.drop(ms[1])
 		tc.drop(ms[2])
 	})
+}
+
+// waitSafe waits until every live member finds the cluster safe: loaded,
+// one table, every backup filled.
+func waitSafe(t *testing.T, tc *tcluster) {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for {
+		why := ""
+		for _, m := range tc.live() {
+			if w := m.node.SafeWhy(); w != "" {
+				why = m.id + ": " + w
+				break
+			}
+		}
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			fatalDump(t, "cluster not safe within %s: %s", longStop, why)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -105,7 +105,7 @@ func TestClusterBackupResynced(t *testing.T) {
 	m := strMap(t, m1.node, "jobs")
 	for i := 0; i < 200; i++ {
 		if err := m.Put(ctx, fmt.Sprintf("k%d", i), "before"); err != nil {
-			t.Fatal(err)
+			fatalDump(t, "put k%d: %v", i, err)
 		}
 	}
 	// The link breaks: m1 believes m2 failed and serves everything alone;
@@ -116,7 +116,7 @@ func TestClusterBackupResynced(t *testing.T) {
 	waitUntil(t, func() bool { return m1.node.Loaded() })
 	for i := 0; i < 200; i++ {
 		if err := m.Put(ctx, fmt.Sprintf("k%d", i), "during"); err != nil {
-			t.Fatal(err)
+			fatalDump(t, "put k%d: %v", i, err)
 		}
 	}
 	// The link heals and m2 is seen again: it gets partitions (some it

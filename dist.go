@@ -54,6 +54,11 @@ func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, 
 	d.slots = make([]*slot, count)
 	for i := range d.slots {
 		d.slots[i] = newSlot(i, d.ctx.Done())
+		if n.log.Enabled(context.Background(), slog.LevelDebug) {
+			d.slots[i].trace = func(p int, from, to slotState) {
+				d.log.Debug("stowage: partition state", "partition", p, "from", from.String(), "to", to.String())
+			}
+		}
 	}
 	return d
 }
@@ -234,6 +239,7 @@ func (d *dist) reconcile(t *partition.Table) {
 				refill = append(refill, p)
 			}
 		case owner && s.st == stAcquiring && !reassigned:
+			s.abandoned = false
 		case owner:
 			// New here, or given away and back while this member went on
 			// serving it (a split): take it over again from whoever holds
@@ -244,24 +250,18 @@ func (d *dist) reconcile(t *partition.Table) {
 			if s.st != stAcquiring {
 				s.prev = s.st
 			}
-			s.st, s.since = stAcquiring, t.Version
+			s.st, s.since, s.abandoned = stAcquiring, t.Version, false
 			s.gen++
 			acquire = append(acquire, p)
 		case s.st == stActive:
 			s.st = stHeld
 			s.backups = nil
 		case s.st == stAcquiring:
+			// The take-over running for it is abandoned; it may be
+			// installing a copy right now, so the slot stays "acquiring"
+			// (others asking wait) until that run steps back (abandon).
 			s.gen++
-			if s.prev == stHeld {
-				s.st = stHeld
-			} else if s.synced {
-				s.st = stBackup
-			} else if inSet {
-				s.st, s.synced = stBackup, false
-			} else {
-				s.st = stNone
-				d.n.dropPartition(p)
-			}
+			s.abandoned = true
 		case s.st == stBackup && !inSet && !s.synced:
 			s.st = stNone
 			d.n.dropPartition(p)
@@ -305,6 +305,7 @@ func (d *dist) masterLoop() {
 		ch := d.view.Changed()
 		ms := d.refreshMembers()
 		d.rebalance(ms)
+		d.repair()
 		select {
 		case <-d.ctx.Done():
 			return
@@ -401,6 +402,26 @@ func (d *dist) publish(ms []cluster.Member, t *partition.Table) {
 		}(m.RPC)
 	}
 	wg.Wait()
+}
+
+// repair refills the active partitions whose backups are not all filled
+// (a fill that failed, or a backup that asked for one).
+func (d *dist) repair() {
+	t, _ := d.currentTable()
+	if t == nil {
+		return
+	}
+	var ps []int
+	for p, s := range d.slots {
+		s.mu.Lock()
+		if s.st == stActive && s.hold == 0 && (s.dirty || !slices.Equal(s.backups, t.Owners[p][1:])) {
+			ps = append(ps, p)
+		}
+		s.mu.Unlock()
+	}
+	if len(ps) > 0 {
+		d.goBackground(func() { d.refill(ps) })
+	}
 }
 
 // noteTable is called with the table version a caller sent: a newer one

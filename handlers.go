@@ -75,7 +75,11 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 		return enc(tableOf(t)), nil
 	case mHealth:
 		loaded, why := d.n.localLoaded()
-		return enc(healthAns{Loaded: loaded, Safe: loaded && d.localSafe(), TV: d.tableVersion(), Why: why}), nil
+		safe := false
+		if loaded {
+			safe, why = d.localSafeWhy()
+		}
+		return enc(healthAns{Loaded: loaded, Safe: safe, TV: d.tableVersion(), Why: why}), nil
 	}
 	return nil, fmt.Errorf("stowage: unknown method %q", method)
 }
@@ -183,11 +187,13 @@ func (d *dist) onFill(ctx context.Context, from string, req *fillReq) codeAns {
 	switch {
 	case s.st == stActive || s.st == stAcquiring:
 		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d is %s here", p, s.st)}
-	case req.Partial && (s.st != stBackup || s.epoch != req.Epoch):
-		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: partial fill of epoch %d onto %s at epoch %d", p, req.Epoch, s.st, s.epoch)}
-	case req.Epoch < s.epoch:
-		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: fill of epoch %d, have epoch %d", p, req.Epoch, s.epoch)}
+	case req.Partial && (s.st != stBackup || s.epoch != req.Epoch || !s.synced):
+		// Not this owner's filled backup (yet, or any more): it needs the
+		// whole partition first.
+		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("partition %d: partial fill of epoch %d onto %s at epoch %d", p, req.Epoch, s.st, s.epoch)}
 	}
+	// A full fill from the owner the newest table names is taken whatever
+	// this member held: that owner serves the partition.
 	if !req.Partial {
 		for _, c := range cores {
 			if named[c.name] == nil {

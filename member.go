@@ -359,11 +359,19 @@ func (d *dist) localSafeWhy() (bool, string) {
 // backup-count members loses nothing. A rolling restart waits for it
 // before stopping the next member.
 func (n *Node) Safe(ctx context.Context) bool {
-	if ok, _ := n.localLoaded(); !ok || !n.d.localSafe() {
-		return false
+	ok, _ := n.safeWhy(ctx)
+	return ok
+}
+
+func (n *Node) safeWhy(ctx context.Context) (bool, string) {
+	if ok, why := n.localLoaded(); !ok {
+		return false, why
+	}
+	if ok, why := n.d.localSafeWhy(); !ok {
+		return false, why
 	}
 	if n.d.tr == nil {
-		return true
+		return true, ""
 	}
 	tv := n.d.tableVersion()
 	for _, m := range n.d.view.Members() {
@@ -377,11 +385,14 @@ func (n *Node) Safe(ctx context.Context) bool {
 		if err == nil {
 			err = dec(b, &ans)
 		}
-		if err != nil || !ans.Safe || ans.TV != tv {
-			return false
+		switch {
+		case err != nil:
+			return false, fmt.Sprintf("member %s: %v", m.ID, err)
+		case !ans.Safe || ans.TV != tv:
+			return false, fmt.Sprintf("member %s: safe %v, table %d (here %d): %s", m.ID, ans.Safe, ans.TV, tv, ans.Why)
 		}
 	}
-	return true
+	return true, ""
 }
 
 // WaitLoaded blocks until this member serves every partition the table
@@ -606,8 +617,8 @@ func (n *Node) Owner(p int) string {
 	return t.Owner(p)
 }
 
-// SafeWhy says why this member is not safe ("" when it is).
+// SafeWhy says why the cluster is not safe ("" when it is).
 func (n *Node) SafeWhy() string {
-	_, why := n.d.localSafeWhy()
+	_, why := n.safeWhy(context.Background())
 	return why
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"testing"
@@ -203,3 +205,16 @@ func sharedConfig(t testing.TB, dir string, backups, minSize int) func() *config
 }
 
 var strCodec = serde.String()
+
+// fatalDump fails the test, first writing every goroutine's stack to
+// $STOWAGE_TEST_DIAG_DIR/goroutines.txt when that is set.
+func fatalDump(t *testing.T, format string, a ...any) {
+	t.Helper()
+	if dir := os.Getenv("STOWAGE_TEST_DIAG_DIR"); dir != "" {
+		if f, err := os.Create(filepath.Join(dir, "goroutines.txt")); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 2)
+			f.Close()
+		}
+	}
+	t.Fatalf(format, a...)
+}

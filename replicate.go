@@ -153,10 +153,12 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 			case codeOK:
 				return nil
 			case codeStale, codeMoved:
+				d.log.Debug("stowage: backup refused a record", "partition", p, "member", b, "msg", ans.Msg)
 				d.n.m.refused.Inc()
 				d.askFetch(a)
 				return fmt.Errorf("%w: %s", errStaleOwner, ans.Msg)
 			case codeNeedFill:
+				d.log.Debug("stowage: backup needs a fill", "partition", p, "member", b, "msg", ans.Msg)
 				s := d.slots[p]
 				s.mu.Lock()
 				s.dirty = true
@@ -219,7 +221,7 @@ func (d *dist) onBackup(ctx context.Context, from string, req *backupReq, revert
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.filled {
-		return codeAns{Code: codeStale, Msg: fmt.Sprintf("map %q partition %d was not filled here", req.Map, req.P)}
+		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("map %q partition %d was not filled here", req.Map, req.P)}
 	}
 	k := string(req.Rec.K)
 	rv := req.Rec.R.v()

@@ -64,6 +64,9 @@ func (n *Node) do(ctx context.Context, c *core, key []byte, o *op) (opResult, er
 		if err == nil || !retryable(err) {
 			return res, err
 		}
+		if delay >= 100*time.Millisecond {
+			d.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
+		}
 		select {
 		case <-tabCh:
 		case <-time.After(delay):

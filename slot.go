@@ -40,6 +40,9 @@ type slot struct {
 	changed  chan struct{}
 	gen      uint64    // bumped when an acquisition must stop
 	prev     slotState // while acquiring: what this member held before
+	// abandoned: the table gave the partition to another member while it
+	// was being acquired here; the acquiring run steps back (abandon).
+	abandoned bool
 	// since: the table version under which the running (or finished)
 	// acquisition was started; a table whose Since for the partition is
 	// newer gave the ownership away and back meanwhile.
@@ -54,6 +57,9 @@ type slot struct {
 	fillMu sync.Mutex
 	// released: the map stores were told this member does not own it.
 	released bool
+	// trace, if set, sees every change of st (at notify).
+	trace  func(p int, from, to slotState)
+	traced slotState
 	// closed ends every wait when the node closes.
 	closed <-chan struct{}
 }
@@ -64,6 +70,10 @@ func newSlot(id int, closed <-chan struct{}) *slot {
 
 // notify wakes everyone waiting on the slot. s.mu held.
 func (s *slot) notify() {
+	if s.trace != nil && s.st != s.traced {
+		s.trace(s.id, s.traced, s.st)
+	}
+	s.traced = s.st
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
