@@ -396,7 +396,7 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 		activated := s.st == stAcquiring && s.gen == gen[it.p]
 		if activated {
 			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
-			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups, "entries", d.n.entryCount(it.p))
+			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups)
 			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
 		} else if s.st == stAcquiring && s.abandoned {
 			// The table gave the partition to another member meanwhile.
@@ -414,9 +414,11 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 			// Only now are the other copies not needed: had the take-over
 			// been abandoned, they would still be the partition's data.
 			d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
-			// EAGER maps made while this ran load their part now.
+			// EAGER maps whose part the copy lacked (made while this ran,
+			// or kept with fewer backups than the copy's holder had) load
+			// it now.
 			for _, c := range d.n.allCores() {
-				if c.store != nil && !c.lazy && !slices.Contains(cores, c) {
+				if c.store != nil && !c.lazy {
 					if err := c.readyPart(ctx, c.parts[it.p], writeTicket{}); err != nil && !isMoved(err) {
 						d.log.Warn("stowage: loading a partition failed; it loads on first use", "map", c.name, "partition", it.p, "err", err)
 					}
@@ -444,6 +446,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	s.mu.Lock()
 	epoch = max(epoch, s.epoch)
 	s.mu.Unlock()
+	gapFreeSelf := it.data == nil && !it.src.store && d.selfKind(it.p) == holdHeld
 	var have map[string]*mapPart
 	if it.data != nil {
 		have = make(map[string]*mapPart, len(it.data.Maps))
@@ -485,9 +488,17 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 			}
 		default: // this member's own data (held, or a synced backup)
 			pt.mu.Lock()
-			if len(pt.entries) > 0 || pt.ver != (mapstore.Version{}) {
-				pt.loaded = true
+			whole := pt.ready || pt.loaded
+			if !gapFreeSelf {
+				whole = pt.filled // a backup holds only the maps it was filled with
 			}
+			pt.mu.Unlock()
+			if !whole {
+				c.clearPart(pt) // read from the store when made ready, if persisted
+				break
+			}
+			pt.mu.Lock()
+			pt.loaded = true
 			pt.mu.Unlock()
 			if o, ok := c.store.(ownership); ok {
 				o.Acquire(it.p)
@@ -588,11 +599,11 @@ func (d *dist) fillAll(ctx context.Context, p int, epoch uint64, cores []*core) 
 	if len(want) == 0 {
 		return nil
 	}
-	req := fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partData(p, true, cores)}
-	body := enc(req)
 	ok := make([]bool, len(want))
 	var wg sync.WaitGroup
 	for i, b := range want {
+		// Each backup gets the maps that keep a backup at its place.
+		body := enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -713,10 +724,11 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	}
 	mp := c.export(pt, true)
 	body := enc(fillReq{TV: d.tableVersion(), Epoch: epoch, Data: partData{P: pt.id, Maps: []mapPart{mp}}, Partial: true})
+	syncB, asyncB, _ := d.targets(pt.id, c, backups)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	for _, b := range backups {
+	for _, b := range append(syncB, asyncB...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -766,11 +778,13 @@ func (d *dist) refill1(p int) {
 	}
 	epoch := s.epoch
 	cores := d.n.allCores()
-	data := d.n.partData(p, true, cores)
+	bodies := make([][]byte, len(want))
+	for i := range want {
+		bodies[i] = enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+	}
 	s.dirty = false
 	s.mu.Unlock()
 
-	body := enc(fillReq{TV: t.Version, Epoch: epoch, Data: data})
 	ok := make([]bool, len(want))
 	var wg sync.WaitGroup
 	for i, b := range want {
@@ -778,6 +792,7 @@ func (d *dist) refill1(p int) {
 			ok[i] = true
 			continue
 		}
+		body := bodies[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -18,6 +18,7 @@ import (
 // whose write was in flight when it failed (it may or may not have
 // taken effect).
 type history struct {
+	mapName  string // default "jobs"
 	mu       sync.Mutex
 	acked    map[string]string
 	inflight map[string][]string
@@ -51,7 +52,7 @@ func (h *history) writers(tc *tcluster, n, keys int, stop <-chan struct{}) *sync
 				val := fmt.Sprintf("w%d-%d", w, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				start := time.Now()
-				m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
+				m, err := stowage.GetMap(ctx, via.node, h.name(), strCodec, strCodec)
 				if err == nil {
 					err = m.Put(ctx, key, val)
 				}
@@ -84,7 +85,7 @@ func (h *history) check(t *testing.T, via *tmember) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), longStop)
 	defer cancel()
-	m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
+	m, err := stowage.GetMap(ctx, via.node, h.name(), strCodec, strCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,10 @@ func (h *history) check(t *testing.T, via *tmember) {
 // run writes for a while, does something to the cluster, writes on, and
 // checks every acknowledged write.
 func failoverScenario(t *testing.T, tc *tcluster, disrupt func()) *history {
-	h := newHistory()
+	return failoverOn(t, tc, newHistory(), disrupt)
+}
+
+func failoverOn(t *testing.T, tc *tcluster, h *history, disrupt func()) *history {
 	stop := make(chan struct{})
 	wg := h.writers(tc, 8, 40, stop)
 	waitAcks(t, h, 200)
@@ -131,6 +135,13 @@ func failoverScenario(t *testing.T, tc *tcluster, disrupt func()) *history {
 	h.check(t, tc.live()[0])
 	h.check(t, tc.live()[len(tc.live())-1])
 	return h
+}
+
+func (h *history) name() string {
+	if h.mapName == "" {
+		return "jobs"
+	}
+	return h.mapName
 }
 
 func (h *history) count() int {

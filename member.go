@@ -189,8 +189,17 @@ func (n *Node) allCores() []*core {
 // partData collects partition p of every map: those ready (owner) or
 // filled (backup) here.
 func (n *Node) partData(p int, owner bool, cores []*core) partData {
+	return n.partDataFor(p, owner, cores, 0)
+}
+
+// partDataFor is partData for the backup at place pos (1-based) in p's
+// replica set: only the maps that keep that many backups (0: all).
+func (n *Node) partDataFor(p int, owner bool, cores []*core, pos int) partData {
 	pd := partData{P: p}
 	for _, c := range cores {
+		if pos > 0 && pos > c.sync+c.async {
+			continue
+		}
 		pt := c.parts[p]
 		pt.mu.Lock()
 		ok := pt.ready || pt.loaded
@@ -596,15 +605,6 @@ func (n *Node) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// entryCount is how many entries this member holds of partition p.
-func (n *Node) entryCount(p int) int {
-	total := 0
-	for _, c := range n.allCores() {
-		total += c.size(c.parts[p])
-	}
-	return total
 }
 
 // Owner returns the member id owning partition p in this member's

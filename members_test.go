@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/serde"
 )
 
@@ -63,7 +64,7 @@ func (c *tcluster) add() *tmember {
 	c.seq++
 	id := fmt.Sprintf("m%d", c.seq)
 	c.mu.Unlock()
-	self := cluster.Member{ID: id, Addr: id, RPC: id, Run: fmt.Sprintf("20261202T0000%02d-%08x", c.seq%100, c.seq), Started: time.Unix(int64(c.seq), 0)}
+	self := cluster.Member{ID: id, Addr: id, RPC: id, Run: filestore.NewRunID(), Started: time.Unix(int64(c.seq), 0)}
 	// Like a member that joins through its member list, the new member
 	// sees the others from the start (alone, it would form a cluster of
 	// its own: a split brain).

@@ -214,30 +214,12 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return nil, ErrClosed
+	c, made, err := n.makeCore(ctx, name)
+	if err != nil || !made || !n.d.started() {
+		return c, err
 	}
-	if c := n.maps[name]; c != nil {
-		return c, nil
-	}
-	mc, _ := n.cfg.Hazelcast.MapFor(name)
-	syncB, asyncB := n.backupCounts(name)
-	var store mapstore.MapStore
-	lazy := false
-	if ms := mc.MapStore; ms != nil && ms.Enabled {
-		var err error
-		store, err = n.openStore(ctx, name, ms)
-		if err != nil {
-			return nil, err
-		}
-		lazy = strings.EqualFold(ms.InitialMode, "LAZY")
-	}
-	c := newCore(n, name, partition.DefaultCount, store, lazy, syncB, asyncB)
-	c.wq, c.rq = n.quorumOf(name)
-	n.maps[name] = c
-	if o, ok := store.(ownership); ok && n.d.started() {
+	// Lock order: a slot's lock is never taken under n.mu.
+	if o, ok := c.store.(ownership); ok {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.
 		for p, s := range n.d.slots {
@@ -248,15 +230,46 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 			s.mu.Unlock()
 		}
 	}
-	if n.d.started() && store != nil && !lazy {
+	if c.eager != nil {
 		// An EAGER map made while the node runs loads its owned
 		// partitions now, not on first use.
-		c.eager = make(chan struct{})
 		if !n.d.goBackground(func() { n.d.readyMap(c); close(c.eager) }) {
 			close(c.eager)
 		}
 	}
 	return c, nil
+}
+
+// makeCore returns the named map, creating it (and opening its store)
+// when it is new here.
+func (n *Node) makeCore(ctx context.Context, name string) (*core, bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, false, ErrClosed
+	}
+	if c := n.maps[name]; c != nil {
+		return c, false, nil
+	}
+	mc, _ := n.cfg.Hazelcast.MapFor(name)
+	syncB, asyncB := n.backupCounts(name)
+	var store mapstore.MapStore
+	lazy := false
+	if ms := mc.MapStore; ms != nil && ms.Enabled {
+		var err error
+		store, err = n.openStore(ctx, name, ms)
+		if err != nil {
+			return nil, false, err
+		}
+		lazy = strings.EqualFold(ms.InitialMode, "LAZY")
+	}
+	c := newCore(n, name, partition.DefaultCount, store, lazy, syncB, asyncB)
+	c.wq, c.rq = n.quorumOf(name)
+	if n.d.started() && store != nil && !lazy {
+		c.eager = make(chan struct{})
+	}
+	n.maps[name] = c
+	return c, true, nil
 }
 
 func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreConfig) (mapstore.MapStore, error) {

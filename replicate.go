@@ -27,9 +27,13 @@ var errNeedFill = errors.New("stowage: a backup needs the partition again")
 // compensating record) and the write fails: acknowledged means durable and
 // replicated (invariant 1), a failed write changes nothing.
 func (d *dist) replicate(ctx context.Context, c *core, p *part, t writeTicket, r mapstore.Record, prev entry, had bool) error {
-	nsync := min(c.sync, len(t.backups))
-	syncB := t.backups[:nsync]
-	asyncB := t.backups[nsync:min(len(t.backups), nsync+c.async)]
+	syncB, asyncB, missing := d.targets(p.id, c, t.backups)
+	if missing != "" {
+		// A sync backup the table names has no copy yet (its fill failed
+		// and is being retried): nothing may be acknowledged without it.
+		d.goBackground(func() { d.refill1(p.id) })
+		return errMoved{p.id}
+	}
 	req := backupReq{TV: d.tableVersion(), Map: c.name, P: p.id, Epoch: t.epoch,
 		Rec: wrec{K: r.Key, V: r.Value, R: toW(r.Version), D: r.Deleted}}
 	body := enc(req)
@@ -77,6 +81,33 @@ func (d *dist) replicate(ctx context.Context, c *core, p *part, t writeTicket, r
 		return errMoved{p.id}
 	}
 	return err
+}
+
+// targets splits a map's backups by their place in p's replica set: the
+// first c.sync are synchronous, the next c.async asynchronous. filled are
+// the backups that hold the partition; missing names a synchronous one
+// that does not yet.
+func (d *dist) targets(p int, c *core, filled []string) (syncB, asyncB []string, missing string) {
+	t, _ := d.currentTable()
+	if t == nil {
+		return nil, nil, ""
+	}
+	rs := t.Owners[p]
+	for pos := 1; pos < len(rs) && pos <= c.sync+c.async; pos++ {
+		b := rs[pos]
+		if !slices.Contains(filled, b) {
+			if pos <= c.sync && missing == "" {
+				missing = b
+			}
+			continue
+		}
+		if pos <= c.sync {
+			syncB = append(syncB, b)
+		} else {
+			asyncB = append(asyncB, b)
+		}
+	}
+	return syncB, asyncB, missing
 }
 
 func errorsAll(errs []error, target error) bool {
