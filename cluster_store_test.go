@@ -1,7 +1,11 @@
 package stowage_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/stowage/stowage"
 )
 
 // Every member stops; a new cluster on the same shared storage loads
@@ -47,4 +51,21 @@ func TestClusterNoBackupsReloadFromStore(t *testing.T) {
 	h := newHistory()
 	h.mapName = "engine_runningJobInfo"
 	failoverOn(t, tc, h, func() { tc.kill(tc.live()[1]) })
+}
+
+// A member whose map-store directory is not the one the others use (a
+// local directory on its own host, say) refuses to start, naming the
+// problem, instead of splitting the state.
+func TestClusterRefusesUnsharedStorage(t *testing.T) {
+	tc := newTCluster(t, sharedConfig(t, t.TempDir(), 1, 1))
+	tc.add()
+	tc.waitLoaded()
+	_, err := tc.tryAdd(sharedConfig(t, t.TempDir(), 1, 1)())
+	if !errors.Is(err, stowage.ErrNotShared) || !strings.Contains(err.Error(), "engine*") {
+		t.Fatalf("a member on other storage started, or the error does not say why: %v", err)
+	}
+	// The same storage is accepted.
+	if _, err := tc.tryAdd(tc.cfg()); err != nil {
+		t.Fatalf("a member on the shared storage was refused: %v", err)
+	}
 }

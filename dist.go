@@ -65,9 +65,6 @@ func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, 
 
 func (d *dist) start() {
 	d.running.Store(true)
-	if d.tr != nil {
-		d.tr.SetHandler(d.handle)
-	}
 	d.refreshMembers()
 	d.wg.Add(2)
 	go d.masterLoop()

@@ -73,6 +73,12 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return enc(tableMsg{}), nil
 		}
 		return enc(tableOf(t)), nil
+	case mProbe:
+		var req probeReq
+		if err := dec(body, &req); err != nil {
+			return nil, err
+		}
+		return enc(d.n.onProbe(ctx, &req)), nil
 	case mHealth:
 		loaded, why := d.n.localLoaded()
 		safe := false

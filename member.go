@@ -1,18 +1,22 @@
 package stowage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore/filestore"
 )
 
@@ -510,20 +514,123 @@ func (n *Node) Cluster(ctx context.Context) ClusterInfo {
 	return ci
 }
 
-// checkShared refuses to run a cluster on local map-store directories
-// that the members do not share: every member must see the others' files
-// (shared/DESIGN.md §3). A member alone has nothing to check.
+// probeDir is where members leave a file so that the others can check
+// they share the map stores' storage: namespace/clusterName/probeDir/.
+const probeDir = ".stowage-members"
+
+// checkShared refuses to run a cluster on map-store storage that the
+// members do not share (a local directory on each host, a different
+// bucket or namespace): the member writes a file under each map store's
+// namespace/clusterName and asks every other member whether it sees it
+// there (shared/DESIGN.md §3). A member alone has nothing to check.
 func (n *Node) checkShared(ctx context.Context) error {
 	if n.d.tr == nil {
 		return nil
 	}
+	var errs []error
 	for _, mc := range n.cfg.Hazelcast.Maps {
-		if ms := mc.MapStore; ms != nil && ms.Enabled && ms.StoreType() == config.StoreBBolt && n.d.startMin > 1 {
-			return fmt.Errorf("stowage: hazelcast.map.%s.map-store: type bbolt keeps one member's file; a cluster needs type hdfs on shared storage", mc.Pattern)
+		ms := mc.MapStore
+		if ms == nil || !ms.Enabled {
+			continue
+		}
+		if ms.StoreType() == config.StoreBBolt {
+			if n.d.startMin > 1 || len(n.cfg.Hazelcast.Network.MemberList) > 1 {
+				errs = append(errs, fmt.Errorf("stowage: hazelcast.map.%s.map-store: type bbolt keeps one member's file; a cluster needs type hdfs on shared storage", mc.Pattern))
+			}
+			continue
+		}
+		if err := n.probeStore(ctx, mc.Pattern, ms); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapStoreConfig) error {
+	f, err := n.openFS(ctx, ms.Properties)
+	if err != nil {
+		return fmt.Errorf("stowage: map-store of %q: %w", pattern, err)
+	}
+	defer f.Close()
+	name := fsbackend.Join(mapDir(ms, probeDir), n.runID())
+	data := []byte(n.d.self)
+	_ = f.Remove(ctx, name)
+	if err := fsbackend.WriteFile(ctx, f, name, data); err != nil {
+		return fmt.Errorf("stowage: map-store of %q: write %s: %w", pattern, name, err)
+	}
+	// Probe files of runs that are over go (a run that ends removes its
+	// own, one that crashed leaves it).
+	if list, err := f.List(ctx, mapDir(ms, probeDir)); err == nil {
+		for _, fi := range list {
+			if run := path.Base(fi.Name); run != n.runID() && !n.runIsLive(run) {
+				_ = f.Remove(ctx, fi.Name)
+			}
+		}
+	}
+	body := enc(probeReq{Name: n.runID(), Data: data, Store: pattern})
+	for _, m := range n.d.view.Members() {
+		if m.ID == n.d.self || m.RPC == "" {
+			continue
+		}
+		var ans codeAns
+		var err error
+		for try := 0; try < 50; try++ { // a member that just started may not serve yet
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			var b []byte
+			b, err = n.d.tr.Call(cctx, m.RPC, mProbe, body)
+			cancel()
+			if err == nil {
+				err = dec(b, &ans)
+			}
+			if err == nil || !errors.Is(err, cluster.ErrNoHandler) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			n.log.Warn("stowage: could not check that the map-store storage is shared", "member", m.ID, "err", err)
+			continue
+		}
+		if ans.Code != codeOK {
+			return fmt.Errorf("%w: member %s does not see %s/%s of hazelcast.map.%s.map-store (namespace %q, clusterName %q, storage %s): %s",
+				ErrNotShared, m.ID, mapDir(ms, probeDir), n.runID(), pattern, ms.Namespace(), ms.ClusterName(), ms.Properties.Get("fs.defaultFS", ms.Properties.Get("storage.type", "")), ans.Msg)
 		}
 	}
 	return nil
 }
+
+// onProbe answers whether this member sees another member's probe file.
+func (n *Node) onProbe(ctx context.Context, req *probeReq) codeAns {
+	var ms *config.MapStoreConfig
+	for _, mc := range n.cfg.Hazelcast.Maps {
+		if mc.Pattern == req.Store && mc.MapStore != nil {
+			ms = mc.MapStore
+		}
+	}
+	if ms == nil {
+		return codeAns{Code: codeFailed, Msg: fmt.Sprintf("no map-store entry %q here", req.Store)}
+	}
+	if err := fsbackend.ValidName(req.Name); err != nil || strings.Contains(req.Name, "/") {
+		return codeAns{Code: codeFailed, Msg: "bad probe name"}
+	}
+	f, err := n.openFS(ctx, ms.Properties)
+	if err != nil {
+		return codeAns{Code: codeFailed, Msg: err.Error()}
+	}
+	defer f.Close()
+	b, err := fsbackend.ReadFile(ctx, f, fsbackend.Join(mapDir(ms, probeDir), req.Name))
+	if err != nil {
+		return codeAns{Code: codeFailed, Msg: err.Error()}
+	}
+	if !bytes.Equal(b, req.Data) {
+		return codeAns{Code: codeFailed, Msg: "the file holds something else"}
+	}
+	return codeAns{}
+}
+
+// ErrNotShared is returned by Open when the map stores' storage is not
+// the same for every member.
+var ErrNotShared = errors.New("stowage: map-store storage is not shared by the members")
 
 // Leave hands this member's partitions over to the others, then stops
 // it like Close. Without other members it is Close.

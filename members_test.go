@@ -60,6 +60,17 @@ func testLogger(id string) *slog.Logger {
 // add starts a new member and makes every live member see it.
 func (c *tcluster) add() *tmember {
 	c.t.Helper()
+	m, err := c.tryAdd(c.cfg())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return m
+}
+
+// tryAdd starts a new member with cfg; a member that fails to open is
+// not added.
+func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
+	c.t.Helper()
 	c.mu.Lock()
 	c.seq++
 	id := fmt.Sprintf("m%d", c.seq)
@@ -74,10 +85,11 @@ func (c *tcluster) add() *tmember {
 		others = append(others, x.self)
 	}
 	m.view.Set(append(others, self)...)
-	n, err := stowage.Open(context.Background(), stowage.Options{Config: c.cfg(), Logger: testLogger(id),
+	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
 		View: m.view, Transport: m.tr, OpTimeout: longStop})
 	if err != nil {
-		c.t.Fatal(err)
+		m.tr.Close()
+		return nil, err
 	}
 	m.node = n
 	c.mu.Lock()
@@ -85,7 +97,7 @@ func (c *tcluster) add() *tmember {
 	c.mu.Unlock()
 	c.publish()
 	c.t.Cleanup(func() { m.node.Close(); m.tr.Close() })
-	return m
+	return m, nil
 }
 
 // publish makes every live member see the live members.

@@ -122,6 +122,9 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	}
 	cc := n.clusterConfig()
 	n.d = newDist(n, view, tr, partition.DefaultCount, cc.replicas, cc.startMin, opts.OpTimeout)
+	if tr != nil {
+		tr.SetHandler(n.d.handle)
+	}
 	names, err := n.persistedMaps(ctx)
 	if err != nil {
 		n.Close()
