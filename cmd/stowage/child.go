@@ -65,7 +65,11 @@ func startNode(ctx context.Context, dir, logPath string) (*child, error) {
 	case a, ok := <-addrc:
 		if !ok {
 			c.kill()
-			return nil, fmt.Errorf("node exited before listening; see %s", logPath)
+			tail, _ := os.ReadFile(logPath)
+			if len(tail) > 2000 {
+				tail = tail[len(tail)-2000:]
+			}
+			return nil, fmt.Errorf("node exited before listening; %s ends:\n%s", logPath, tail)
 		}
 		c.addr = a
 	case <-time.After(30 * time.Second):
@@ -116,18 +120,28 @@ func (c *child) stop() error {
 	return err
 }
 
+// netSpec says how the members started from one config directory find
+// each other. The zero value makes a member alone: no join, no sockets.
+type netSpec struct {
+	Port    int // first member port; members take the next free one (auto-increment)
+	Ports   int // how many ports the member list spans (default 10)
+	MinSize int // hazelcast.initial.min.cluster.size (default 1)
+	Backups int // seatunnel.engine.backup-count (default 1)
+}
+
 // writeConfigDir writes a SeaTunnel config directory whose engine* maps
-// (and checkpoints) persist EAGERly under dataDir on the local disk.
+// (and checkpoints) persist EAGERly under dataDir on the local disk, for
+// a member alone.
 func writeConfigDir(dir, dataDir, cluster string) error {
-	return writeConfigDirOn(dir, cluster, filepath.Join(dataDir, "imap"), filepath.Join(dataDir, "checkpoint")+"/", 5801,
+	return writeConfigDirOn(dir, cluster, filepath.Join(dataDir, "imap"), filepath.Join(dataDir, "checkpoint")+"/", netSpec{},
 		map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
 }
 
 // writeConfigDirOn writes a SeaTunnel config directory whose engine* maps
-// persist below imapNS and the checkpoints below checkpointNS (absolute paths) on the storage that props describe
-// (storage.type, fs.defaultFS and any key of that back end), and the member
-// listens on port.
-func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, port int, props map[string]string) error {
+// persist below imapNS and the checkpoints below checkpointNS (absolute
+// paths) on the storage that props describe (storage.type, fs.defaultFS
+// and any key of that back end); net says how members join.
+func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, net netSpec, props map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -143,9 +157,13 @@ func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, port int, props
 		}
 		return b.String()
 	}
+	backups := net.Backups
+	if backups == 0 {
+		backups = 1
+	}
 	seatunnel := `seatunnel:
   engine:
-    backup-count: 1
+    backup-count: ` + strconv.Itoa(backups) + `
     checkpoint:
       interval: 10000
       timeout: 60000
@@ -155,18 +173,23 @@ func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, port int, props
         plugin-config:
           namespace: ` + strconv.Quote(checkpointNS) + `
 ` + block("          ")
+	join := "      tcp-ip:\n        enabled: false\n"
+	port := "    port:\n      auto-increment: false\n      port: 5801\n"
+	properties := ""
+	if net.Port != 0 {
+		n := net.Ports
+		if n == 0 {
+			n = 10
+		}
+		join = fmt.Sprintf("      tcp-ip:\n        enabled: true\n        member-list:\n          - 127.0.0.1:%d-%d\n", net.Port, net.Port+n-1)
+		port = fmt.Sprintf("    port:\n      auto-increment: true\n      port-count: %d\n      port: %d\n", n, net.Port)
+		properties = fmt.Sprintf("  properties:\n    hazelcast.initial.min.cluster.size: %d\n", max(1, net.MinSize))
+	}
 	hazelcast := `hazelcast:
   cluster-name: ` + cluster + `
   network:
     join:
-      tcp-ip:
-        enabled: true
-        member-list:
-          - 127.0.0.1
-    port:
-      auto-increment: false
-      port: ` + strconv.Itoa(port) + `
-  map:
+` + join + port + properties + `  map:
     engine*:
       map-store:
         enabled: true

@@ -45,7 +45,7 @@ func TestCrashSIGKILLOnHDFS(t *testing.T) {
 	dir := t.TempDir()
 	cfgDir := filepath.Join(dir, "config")
 	props := map[string]string{"storage.type": "hdfs", "fs.defaultFS": "hdfs://" + nn}
-	if err := writeConfigDirOn(cfgDir, "crashhdfs", base+"/imap", base+"/checkpoint/", freePort(t), props); err != nil {
+	if err := writeConfigDirOn(cfgDir, "crashhdfs", base+"/imap", base+"/checkpoint/", netSpec{}, props); err != nil {
 		t.Fatal(err)
 	}
 	wl := newWorkload("engine_crash_hdfs", 8, 40)

@@ -89,7 +89,7 @@ func TestCrashSIGKILLOnGCS(t *testing.T) {
 func crashOn(t *testing.T, kind string, props map[string]string) {
 	dir := t.TempDir()
 	cfgDir := filepath.Join(dir, "config")
-	if err := writeConfigDirOn(cfgDir, "crash"+kind, "/imap", "/checkpoint/", freePort(t), props); err != nil {
+	if err := writeConfigDirOn(cfgDir, "crash"+kind, "/imap", "/checkpoint/", netSpec{}, props); err != nil {
 		t.Fatal(err)
 	}
 	wl := newWorkload("engine_crash_"+kind, 8, 40)

@@ -22,6 +22,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	addr := fl.String("http", "127.0.0.1:5802", "address of the HTTP API")
 	port := fl.Int("port", 0, "member port (overrides hazelcast.yaml network.port)")
 	verbose := fl.Bool("v", false, "log at debug level")
+	leave := fl.Duration("leave-timeout", 60*time.Second, "on SIGTERM, how long to wait for the partitions to be handed over before stopping")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -64,8 +65,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// SIGTERM or interrupt: hand the partitions over to the other
+	// members (a graceful leave), then stop.
+	sctx, cancel := context.WithTimeout(context.Background(), *leave)
 	defer cancel()
+	if err := node.Leave(sctx); err != nil {
+		log.Warn("stowage node: leave", "err", err)
+	}
 	_ = srv.Shutdown(sctx)
-	return node.Close()
+	return nil
 }
