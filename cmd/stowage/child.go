@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -204,4 +206,41 @@ func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, net netSpec, pr
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "hazelcast.yaml"), []byte(hazelcast), 0o644)
+}
+
+// freeMemberPorts returns the first of n consecutive ports on 127.0.0.1
+// that were free for both TCP and UDP (memberlist binds both) a moment
+// ago.
+func freeMemberPorts(n int) (int, error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if base+n > 65000 {
+			continue
+		}
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			a := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+			tl, err := net.Listen("tcp", a)
+			if err != nil {
+				ok = false
+				break
+			}
+			ul, err := net.ListenPacket("udp", a)
+			tl.Close()
+			if err != nil {
+				ok = false
+				break
+			}
+			ul.Close()
+		}
+		if ok {
+			return base, nil
+		}
+	}
+	return 0, errors.New("no free range of member ports on 127.0.0.1")
 }

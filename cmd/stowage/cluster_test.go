@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,42 +12,13 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// freePortRange returns the first of n consecutive ports free for both TCP
-// and UDP on 127.0.0.1 a moment ago.
 func freePortRange(t *testing.T, n int) int {
 	t.Helper()
-	for attempt := 0; attempt < 100; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+n > 65000 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			a := "127.0.0.1:" + strconv.Itoa(p)
-			tl, err := net.Listen("tcp", a)
-			if err != nil {
-				ok = false
-				break
-			}
-			ul, err := net.ListenPacket("udp", a)
-			tl.Close()
-			if err != nil {
-				ok = false
-				break
-			}
-			ul.Close()
-		}
-		if ok {
-			return base
-		}
+	base, err := freeMemberPorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port range")
-	return 0
+	return base
 }
 
 // members is a set of member processes started from one config directory.

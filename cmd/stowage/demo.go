@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -15,10 +21,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	dir := fl.String("dir", "", "working directory (default: a new temporary directory, removed afterwards)")
-	rounds := fl.Int("rounds", 3, "how many times to SIGKILL and restart the member")
+	members := fl.Int("members", 3, "cluster members (processes on 127.0.0.1)")
 	writers := fl.Int("writers", 16, "concurrent writers")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	if *members < 1 {
+		return fmt.Errorf("--members %d: at least 1", *members)
 	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "stowage-demo-")
@@ -28,24 +37,191 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	cfgDir, dataDir := filepath.Join(*dir, "config"), filepath.Join(*dir, "data")
-	if err := writeConfigDir(cfgDir, dataDir, "stowage-demo"); err != nil {
-		return err
-	}
-	logPath := filepath.Join(*dir, "node.log")
-	fmt.Fprintf(stdout, "stowage demo: one member, local storage under %s\n", dataDir)
-	fmt.Fprintf(stdout, "config: %s (seatunnel.yaml, hazelcast.yaml: map engine* with an EAGER map-store)\n\n", cfgDir)
-	wl := newWorkload("engine_runningJobState", *writers, 64)
-	res, err := crashRounds(ctx, cfgDir, logPath, wl, *rounds, stdout)
+	base, err := freeMemberPorts(10)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d rounds: %d writes acknowledged, %d keys checked after each restart, %d lost\n", *rounds, res.acks, res.checked, res.lost)
-	if res.lost > 0 {
+	cfgDir, dataDir := filepath.Join(*dir, "config"), filepath.Join(*dir, "data")
+	err = writeConfigDirOn(cfgDir, "stowage-demo", filepath.Join(dataDir, "imap"), filepath.Join(dataDir, "checkpoint")+"/",
+		netSpec{Port: base, Ports: 10, MinSize: *members, Backups: 1}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stowage demo: a %d-member cluster on 127.0.0.1 (member ports %d-%d), backup-count 1,\n", *members, base, base+9)
+	fmt.Fprintf(stdout, "engine* maps persisted EAGER under %s (local files the members share)\n", dataDir)
+	fmt.Fprintf(stdout, "config: %s; member logs: %s/member-N.log\n\n", cfgDir, *dir)
+	c := &demoCluster{cfgDir: cfgDir, logDir: *dir}
+	defer c.killAll()
+
+	step := func(f string, a ...any) { fmt.Fprintf(stdout, f+"\n", a...) }
+	start := time.Now()
+	if err := c.start(ctx, *members); err != nil {
+		return err
+	}
+	step("started %d members; loaded in %v", *members, time.Since(start).Round(time.Millisecond))
+	step("%s", c.describe(ctx))
+
+	wl := newWorkload("engine_runningJobState", *writers, 64)
+	wctx, stopWriters := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { wl.run(wctx, c.addrs, 0, uint64(time.Now().UnixNano())); close(done) }()
+	waitAcked := func(n int, limit time.Duration) bool {
+		deadline := time.Now().Add(limit)
+		for wl.acked() < n && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return wl.acked() >= n
+	}
+	waitAcked(2000, time.Minute)
+	step("%d writers wrote job state through every member: %d writes acknowledged", *writers, wl.acked())
+
+	if *members > 1 {
+		victim := c.nodes[len(c.nodes)-1]
+		before := wl.acked()
+		killedAt := time.Now()
+		c.kill(victim)
+		step("SIGKILL one member while the writes run ...")
+		if !waitAcked(before+2000, time.Minute) {
+			stopWriters()
+			<-done
+			return fmt.Errorf("writes did not go on after a member died")
+		}
+		step("  writes went on through the others: %d more acknowledged within %v of the SIGKILL", wl.acked()-before, time.Since(killedAt).Round(time.Millisecond))
+	}
+	stopWriters()
+	<-done
+	total := wl.acked()
+	step("SIGKILL every member ...")
+	c.killAll()
+
+	start = time.Now()
+	if err := c.start(ctx, *members); err != nil {
+		return err
+	}
+	step("started %d members again; every partition EAGER-loaded from the map store in %v", *members, time.Since(start).Round(time.Millisecond))
+	checked, bad := 0, 0
+	for i, addr := range c.addrs() {
+		n, wrong, err := wl.verify(ctx, addr)
+		if err != nil {
+			return err
+		}
+		checked += n
+		bad += len(wrong)
+		for j, b := range wrong {
+			if j == 5 {
+				step("  ... and %d more", len(wrong)-5)
+				break
+			}
+			step("  wrong: %s", b)
+		}
+		if i == 0 {
+			step("read every key through member 1: %d keys checked, %d wrong", n, len(wrong))
+		}
+	}
+	step("\n%d writes acknowledged in all; after the whole cluster was SIGKILLed and restarted, %d reads through %d members, %d wrong",
+		total, checked, *members, bad)
+	if bad > 0 {
 		return exitError(1)
 	}
-	fmt.Fprintln(stdout, "every acknowledged write came back after SIGKILL.")
+	step("every acknowledged write came back.")
 	return nil
+}
+
+// demoCluster is the demo's member processes.
+type demoCluster struct {
+	cfgDir, logDir string
+	mu             sync.Mutex
+	nodes          []*child
+	n              int
+}
+
+// start starts k members at once and waits until the cluster is loaded.
+func (c *demoCluster) start(ctx context.Context, k int) error {
+	nodes := make([]*child, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		c.n++
+		logPath := filepath.Join(c.logDir, fmt.Sprintf("member-%d.log", c.n))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = startNode(ctx, c.cfgDir, logPath)
+		}()
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		if n != nil {
+			c.mu.Lock()
+			c.nodes = append(c.nodes, n)
+			c.mu.Unlock()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if _, err := n.waitHealthy(ctx, 2*time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *demoCluster) addrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		out = append(out, n.addr)
+	}
+	return out
+}
+
+func (c *demoCluster) kill(n *child) {
+	c.mu.Lock()
+	c.nodes = slices.DeleteFunc(c.nodes, func(x *child) bool { return x == n })
+	c.mu.Unlock()
+	n.kill()
+}
+
+func (c *demoCluster) killAll() {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.nodes = nil
+	c.mu.Unlock()
+	for _, n := range nodes {
+		n.kill()
+	}
+}
+
+// describe summarises GET /v1/cluster of the first member.
+func (c *demoCluster) describe(ctx context.Context) string {
+	as := c.addrs()
+	if len(as) == 0 {
+		return ""
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+as[0]+"/v1/cluster", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var ci struct {
+		Members             []string       `json:"members"`
+		Master              string         `json:"master"`
+		Version             int64          `json:"partition_table_version"`
+		PartitionsPerMember map[string]int `json:"partitions_per_member"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ci); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "partition table version %d; master %s; partitions per member:", ci.Version, ci.Master)
+	for _, m := range ci.Members {
+		fmt.Fprintf(&b, " %d", ci.PartitionsPerMember[m])
+	}
+	return b.String()
 }
 
 type crashResult struct {
@@ -74,12 +250,13 @@ func crashRounds(ctx context.Context, cfgDir, logPath string, wl *workload, roun
 		done := make(chan struct{})
 		before := wl.acked()
 		seed := rng.Uint64()
-		go func() { wl.run(wctx, node.addr, 0, seed); close(done) }()
+		addr := node.addr
+		go func() { wl.run(wctx, func() []string { return []string{addr} }, 0, seed); close(done) }()
 		// Let the writers run a random while, then kill the member under them.
 		time.Sleep(time.Duration(300+rng.IntN(900)) * time.Millisecond)
 		node.kill()
-		<-done
 		cancel()
+		<-done
 		acked := wl.acked() - before
 		node, err = startNode(ctx, cfgDir, logPath)
 		if err != nil {

@@ -53,8 +53,11 @@ func (w *workload) acked() int {
 	return w.acks
 }
 
-// run writes until ctx is done or each writer made ops operations (0: no limit).
-func (w *workload) run(ctx context.Context, addr string, ops int, seed uint64) {
+// run writes until ctx is done or each writer made ops operations (0: no
+// limit), each operation through a member picked from addrs (read anew
+// each time, so that the caller can drop a member it killed). A write
+// whose member died stays in flight and the writer goes on elsewhere.
+func (w *workload) run(ctx context.Context, addrs func() []string, ops int, seed uint64) {
 	var wg sync.WaitGroup
 	for i := 0; i < w.writers; i++ {
 		wg.Add(1)
@@ -65,11 +68,19 @@ func (w *workload) run(ctx context.Context, addr string, ops int, seed uint64) {
 				if ctx.Err() != nil {
 					return
 				}
+				as := addrs()
+				if len(as) == 0 {
+					return
+				}
 				key := fmt.Sprintf("job-%02d-pipeline-%03d", id, rng.IntN(w.keys))
 				del := rng.IntN(10) == 0
 				val := fmt.Sprintf("checkpoint=%d writer=%d op=%d state=%x", n, id, n, rng.Uint64())
-				if !w.op(ctx, addr, key, val, del) {
-					return
+				if !w.op(ctx, as[rng.IntN(len(as))], key, val, del) {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
 				}
 			}
 		}(i)
@@ -108,6 +119,11 @@ func (w *workload) op(ctx context.Context, addr, key, val string, del bool) bool
 			st.value = ""
 		}
 		w.acks++
+	case resp.StatusCode == http.StatusGatewayTimeout || resp.StatusCode == http.StatusServiceUnavailable:
+		// The member could not tell (its partition's owner went away
+		// mid-write, or it is shutting down): the write stays in flight.
+		w.fails++
+		return false
 	default:
 		// A refused write changed nothing.
 		st.inflight = false
