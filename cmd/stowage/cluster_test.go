@@ -180,3 +180,60 @@ func TestClusterProcessesLinearizable(t *testing.T) {
 		t.Fatalf("the history is not linearizable (%s)", res)
 	}
 }
+
+// A member stopped with SIGTERM hands its partitions over before it
+// leaves: the others go on serving every key, nothing acknowledged is
+// lost, and the history stays linearizable.
+func TestClusterProcessLeavesGracefully(t *testing.T) {
+	dir := t.TempDir()
+	base := freePortRange(t, 10)
+	cfgDir := filepath.Join(dir, "config")
+	err := writeConfigDirOn(cfgDir, "leave", filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
+		netSpec{Port: base, Ports: 10, MinSize: 3}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := &members{t: t, cfgDir: cfgDir, logDir: dir}
+	t.Cleanup(func() {
+		for _, c := range ms.nodes {
+			c.kill()
+		}
+	})
+	ms.start(3)
+	ms.waitHealthy()
+	h := newLinHistory("engine_runningJobInfo", 12)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.run(ctx, 6, ms.addrs, uint64(time.Now().UnixNano())); close(done) }()
+	for from := h.acked(); h.acked() < from+300; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	leaving := ms.nodes[2]
+	ms.mu.Lock()
+	ms.nodes = ms.nodes[:2]
+	ms.mu.Unlock()
+	start := time.Now()
+	if err := leaving.stop(); err != nil {
+		t.Fatalf("the leaving member exited with %v", err)
+	}
+	t.Logf("the member handed its partitions over and exited in %v", time.Since(start).Round(time.Millisecond))
+	deadline := time.Now().Add(90 * time.Second)
+	for from := h.acked(); h.acked() < from+300; {
+		if time.Now().After(deadline) {
+			t.Fatal("writes did not go on after a member left")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	h.readAll(context.Background(), ms.addrs()[0])
+	res, info, ops := h.check(2 * time.Minute)
+	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
+	if res != porcupine.Ok {
+		out := filepath.Join(os.TempDir(), "stowage-linearizability-leave.html")
+		if err := porcupine.VisualizePath(kvModel, info, out); err == nil {
+			t.Logf("visualization: %s", out)
+		}
+		t.Fatalf("the history is not linearizable (%s)", res)
+	}
+}
