@@ -41,6 +41,7 @@ type source struct {
 	store   bool
 	epoch   uint64   // the highest epoch any holder reported
 	holders []string // members that reported a copy (released once done)
+	kind    int      // what the source holds (holdHeld, holdActive, holdBackup)
 }
 
 type candidate struct {
@@ -227,7 +228,7 @@ func (d *dist) plan(ps []int) map[int]source {
 		switch {
 		case wait:
 		case found:
-			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders}
+			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders, kind: best.kind}
 		default:
 			plan[p] = source{store: true, epoch: maxEpoch, holders: holders}
 			if st := statuses[d.self][i]; st.Kind != holdNone {
@@ -429,14 +430,17 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 	return errors.Join(errs...)
 }
 
+// sourceLabel names how a take-over went, for the metrics: a hand-over
+// by the previous owner (migration), a promotion of a backup's copy or a
+// load from the map store (fail-over, or a fresh start).
 func sourceLabel(s source) string {
 	switch {
 	case s.store:
 		return "store"
-	case s.member == "":
-		return "self"
+	case s.kind == holdBackup:
+		return "promotion"
 	}
-	return "member"
+	return "handover"
 }
 
 // install1 puts one partition's data in place and picks its epoch.

@@ -51,7 +51,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	})
 	m.acquired = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stowage_partitions_acquired_total",
-		Help: "Partitions this member took ownership of, by where the data came from: member (migration or fail-over to a copy elsewhere), self (promotion of this member's backup), store (loaded from the map store).",
+		Help: "Partitions this member took ownership of, by how: handover (migration from the previous owner), promotion (fail-over to a backup's copy), store (loaded from the map store: a fresh start, or a fail-over without a copy).",
 	}, []string{"source"})
 	m.tableVersion = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "stowage_partition_table_version", Help: "Version of the partition table this member has installed.",
