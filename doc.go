@@ -1,23 +1,57 @@
 // Package stowage keeps a stream-processing engine's cluster state safe:
-// partitioned in-memory maps that write through to a map store on shared
-// storage and load EAGERly on start, so that state comes back by itself
-// after every member was stopped. It is the Go counterpart of Apache
-// SeaTunnel's engine persistence (Hazelcast IMap + FileMapStore), configured
-// by the same seatunnel.yaml and hazelcast.yaml.
+// partitioned in-memory maps with synchronous backups on other members,
+// written through to a map store on shared storage and loaded EAGERly on
+// start, so that state comes back by itself after every member was
+// stopped. It is the Go counterpart of Apache SeaTunnel's engine
+// persistence (Hazelcast IMap + FileMapStore), configured by the same
+// seatunnel.yaml and hazelcast.yaml.
 //
 // Open a Node from a parsed configuration, then a typed Map:
 //
 //	cfg, _ := config.Load("/opt/seatunnel/config")
 //	node, _ := stowage.Open(ctx, stowage.Options{Config: cfg})
-//	defer node.Close()
+//	defer node.Close() // or node.Leave(ctx): hand the partitions over first
 //	jobs, _ := stowage.GetMap(ctx, node, "engine_runningJobInfo", serde.String(), serde.Bytes())
-//	err := jobs.Put(ctx, "job-1", state) // returns once durable
+//	err := jobs.Put(ctx, "job-1", state) // returns once durable and on every sync backup
 //
 // Maps whose names match a hazelcast.yaml map entry with an enabled
 // map-store are persisted (package mapstore/filestore on any fsbackend, or
-// bbolt); others live in memory only. Every write is given a version
-// (epoch, sequence) per partition; at most one write per key is in flight,
-// writes of different keys share group commits.
+// bbolt for a member alone); others live in memory only.
+//
+// # The cluster
+//
+// With hazelcast.network.join.tcp-ip enabled, Open joins the members of the
+// member list (package cluster: memberlist for membership, a TCP transport
+// for calls). The oldest member is the master: it assigns the 271
+// partitions (partition.Assign) and publishes a versioned table naming
+// each partition's owner and backups; the table's replica count is one
+// more than the most backups any map keeps (backup-count, default
+// seatunnel.engine.backup-count, plus async-backup-count). A member
+// serves an operation on a partition only while it owns it; others
+// forward it to the owner and route again when it moved.
+//
+// The owner orders each write of a partition with a version (epoch,
+// sequence), hands the record to its map store and to every sync backup in
+// parallel, and acknowledges only when all succeeded; what succeeded is
+// undone when one failed. Backups apply records by version and refuse
+// those of an owner the table no longer names or of an older epoch.
+//
+// A member that becomes a partition's owner takes it over: it asks every
+// live member what it holds of the partition (which also makes them install
+// its newer table, so an old owner stops), takes the newest copy (the old
+// owner's hand-over, else a backup's copy filled since the backup last
+// joined the replica set, else the map store), starts a new epoch with a
+// durable epoch start per map (records of older epochs beyond it are
+// dropped at recovery: no resurrection), writes again what a backup applied
+// beyond a gap, fills every backup, tells the other holders to drop their
+// copies, and only then serves the partition. Epochs grow with the table
+// version. Node.Safe reports when every backup is filled (Hazelcast's
+// cluster-safe state).
+//
+// Split-brain protection (hazelcast.split-brain-protection with a map's
+// split-brain-protection-ref) refuses the map's writes (or reads) while
+// fewer members than its minimum are live. Members check at Open that they
+// share the map stores' storage and refuse with ErrNotShared otherwise.
 //
 // Node.Handler serves the HTTP surface of `stowage node`.
 package stowage

@@ -1,5 +1,6 @@
-// Package cluster is stowage's membership layer: which members form the
-// cluster, which one is the master, and who joined, left or failed.
+// Package cluster is stowage's membership and transport layer: which
+// members form the cluster, which one is the master, who joined, left or
+// failed, and how members call each other.
 //
 // It runs on hashicorp/memberlist with the LAN profile (SWIM failure
 // detection with suspicion, push/pull anti-entropy over TCP, gossip over
@@ -31,7 +32,15 @@
 //     failure); Leave announces the departure first. Both return only when
 //     every goroutine the Cluster started has stopped.
 //
-// Not here yet: the partition table's publication by the master
-// (see partition.Assign), the member-to-member transport for operations
-// and backups, fail-over and migration.
+// Members call each other through a Transport (transport.go states what a
+// call guarantees): TCPTransport keeps one TCP connection per peer with
+// yamux streams, one per call, msgpack-framed, with the caller's deadline
+// sent along; MemNetwork is its in-memory twin whose links tests cut and
+// heal. A member's transport address and its run id (whose files it
+// writes in shared storage) travel in its membership metadata.
+//
+// View is what the layer above needs of membership; StaticView lets a test
+// script each member's view. The partition table, routing, replication,
+// fail-over and migration are the root package's (dist.go and its
+// neighbours); see its package documentation.
 package cluster
