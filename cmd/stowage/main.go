@@ -16,8 +16,8 @@ import (
 const usage = `usage: stowage <command> [flags]
 
 commands:
-  node     --config-dir DIR [--http ADDR]   run one member and serve the HTTP API
-  demo     [--dir DIR]                      write job state, SIGKILL the member, restart, show it came back
+  node     --config-dir DIR [--http ADDR]   run one member (joining the member list) and serve the HTTP API
+  demo     [--dir DIR] [--members N]        3 members: write job state, SIGKILL one, then all, restart, show it came back
   inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME) SUBCOMMAND
            maps | stats MAP | dump MAP | get MAP KEY | verify | compact MAP
            checkpoints list [JOB] | checkpoints show JOB PIPELINE [CHECKPOINT] | checkpoints verify
