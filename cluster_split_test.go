@@ -2,12 +2,15 @@ package stowage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/partition"
 )
 
@@ -143,5 +146,63 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatalf("condition not met within %s", longStop)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Split-brain protection: a map whose split-brain-protection needs three
+// members refuses writes (and keeps its data) while a member sees fewer,
+// and takes them again once the cluster is whole.
+func TestClusterSplitBrainProtection(t *testing.T) {
+	cfg := func() *config.Config {
+		c, err := config.Parse(nil, []byte(`hazelcast:
+  cluster-name: t
+  split-brain-protection:
+    three:
+      enabled: true
+      minimum-cluster-size: 3
+  map:
+    protected:
+      split-brain-protection-ref: three
+`))
+		if err != nil {
+			panic(err)
+		}
+		return c
+	}
+	tc := newTCluster(t, cfg)
+	m1, m2, m3 := tc.add(), tc.add(), tc.add()
+	tc.waitLoaded()
+	ctx := context.Background()
+	if err := strMap(t, m1.node, "protected").Put(ctx, "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	// m3 is cut off and seen failed: two members are left.
+	tc.net.Isolate(m3.id)
+	tc.setView(m1, m1, m2)
+	tc.setView(m2, m1, m2)
+	tc.setView(m3, m3)
+	waitUntil(t, func() bool { return m1.node.Loaded() && m2.node.Loaded() })
+	for _, m := range []*tmember{m1, m2, m3} {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := strMap(t, m.node, "protected").Put(sctx, "k", "lost")
+		cancel()
+		if !errors.Is(err, stowage.ErrNoQuorum) {
+			t.Fatalf("write through %s with too few members: %v, want ErrNoQuorum", m.id, err)
+		}
+	}
+	// Maps without protection go on.
+	if err := strMap(t, m1.node, "free").Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("an unprotected map refused a write: %v", err)
+	}
+	// The cluster is whole again: writes are taken, and the refused ones
+	// left no trace.
+	tc.net.HealAll()
+	tc.publish()
+	waitUntil(t, func() bool { return m1.node.Safe(ctx) })
+	if v, ok, err := strMap(t, m2.node, "protected").Get(ctx, "k"); err != nil || !ok || v != "v1" {
+		t.Fatalf("k = %q, %v, %v after the refused writes; want v1", v, ok, err)
+	}
+	if err := strMap(t, m3.node, "protected").Put(ctx, "k", "v2"); err != nil {
+		t.Fatalf("write with the cluster whole again: %v", err)
 	}
 }

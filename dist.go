@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,8 @@ type dist struct {
 	addrs   map[string]string
 	live    map[string]bool
 	wasMstr bool
+	// lastMembers is the member set the master last computed a table for.
+	lastMembers string
 
 	slots   []*slot
 	ctx     context.Context
@@ -326,12 +329,15 @@ func (d *dist) rebalance(ms []cluster.Member) {
 	if cur == nil && len(ms) < d.startMin {
 		return // hazelcast.initial.min.cluster.size
 	}
+	key := memberKey(ms)
 	d.mu.Lock()
-	newMaster := !d.wasMstr
-	d.wasMstr = true
+	changed := !d.wasMstr || key != d.lastMembers
+	d.wasMstr, d.lastMembers = true, key
 	d.mu.Unlock()
-	if newMaster && d.tr != nil {
-		// A new master continues from the newest table any member has.
+	if changed && d.tr != nil {
+		// A new master, or members that were apart (a healed split):
+		// continue from the newest table any member has, so that the next
+		// version is above every table in use.
 		for _, t := range d.collectTables(ms) {
 			d.install(t)
 		}
@@ -358,6 +364,14 @@ func (d *dist) rebalance(ms []cluster.Member) {
 	}
 	d.log.Log(d.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
 	d.publish(ms, next)
+}
+
+func memberKey(ms []cluster.Member) string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return strings.Join(ids, ",")
 }
 
 func (d *dist) collectTables(ms []cluster.Member) []*partition.Table {
@@ -466,9 +480,7 @@ func (d *dist) quorumOK(min int) error {
 	if min <= 1 {
 		return nil
 	}
-	d.mu.Lock()
-	n := len(d.live)
-	d.mu.Unlock()
+	n := len(d.view.Members())
 	if n < min {
 		return fmt.Errorf("%w: %d members live, the map's split-brain protection needs %d", ErrNoQuorum, n, min)
 	}
