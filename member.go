@@ -313,6 +313,12 @@ func (n *Node) loadedWhy(ctx context.Context) (bool, string) {
 	if ok, why := n.localLoaded(); !ok {
 		return false, why
 	}
+	return n.everyMember(ctx, func(a healthAns) bool { return a.Loaded })
+}
+
+// everyMember asks every other live member for its health and reports
+// whether ok holds of each answer, with the same table version as here.
+func (n *Node) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
 	if n.d.tr == nil {
 		return true, ""
 	}
@@ -328,11 +334,11 @@ func (n *Node) loadedWhy(ctx context.Context) (bool, string) {
 		if err == nil {
 			err = dec(b, &ans)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			return false, fmt.Sprintf("member %s: %v", m.ID, err)
-		}
-		if !ans.Loaded || ans.TV != tv {
-			return false, fmt.Sprintf("member %s: %s (table %d, here %d)", m.ID, ans.Why, ans.TV, tv)
+		case !ok(ans) || ans.TV != tv:
+			return false, fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
 		}
 	}
 	return true, ""
@@ -383,29 +389,7 @@ func (n *Node) safeWhy(ctx context.Context) (bool, string) {
 	if ok, why := n.d.localSafeWhy(); !ok {
 		return false, why
 	}
-	if n.d.tr == nil {
-		return true, ""
-	}
-	tv := n.d.tableVersion()
-	for _, m := range n.d.view.Members() {
-		if m.ID == n.d.self {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		b, err := n.d.tr.Call(cctx, m.RPC, mHealth, nil)
-		cancel()
-		var ans healthAns
-		if err == nil {
-			err = dec(b, &ans)
-		}
-		switch {
-		case err != nil:
-			return false, fmt.Sprintf("member %s: %v", m.ID, err)
-		case !ans.Safe || ans.TV != tv:
-			return false, fmt.Sprintf("member %s: safe %v, table %d (here %d): %s", m.ID, ans.Safe, ans.TV, tv, ans.Why)
-		}
-	}
-	return true, ""
+	return n.everyMember(ctx, func(a healthAns) bool { return a.Safe })
 }
 
 // WaitLoaded blocks until this member serves every partition the table

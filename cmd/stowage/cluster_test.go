@@ -2,94 +2,97 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 )
 
-func freePortRange(t *testing.T, n int) int {
+// testCluster writes a config directory for members on free 127.0.0.1
+// ports that share a local data directory, and returns the members'
+// controller (stopped at the end of the test, logs shown on failure).
+func testCluster(t *testing.T, name string, minSize int) *demoCluster {
 	t.Helper()
-	base, err := freeMemberPorts(n)
+	dir := t.TempDir()
+	base, err := freeMemberPorts(10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base
-}
-
-// members is a set of member processes started from one config directory.
-type members struct {
-	t      *testing.T
-	cfgDir string
-	logDir string
-	mu     sync.Mutex
-	nodes  []*child
-	n      int
-}
-
-func (ms *members) start(k int) []*child {
-	ms.t.Helper()
-	out := make([]*child, k)
-	errs := make([]error, k)
-	var wg sync.WaitGroup
-	for i := 0; i < k; i++ {
-		ms.mu.Lock()
-		ms.n++
-		log := filepath.Join(ms.logDir, "member-"+strconv.Itoa(ms.n)+".log")
-		ms.mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = startNode(context.Background(), ms.cfgDir, log)
-		}()
+	cfgDir := filepath.Join(dir, "config")
+	err = writeConfigDirOn(cfgDir, name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
+		netSpec{Port: base, Ports: 10, MinSize: minSize}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			ms.t.Fatal(err)
+	c := &demoCluster{cfgDir: cfgDir, logDir: dir}
+	t.Cleanup(func() {
+		c.killAll()
+		if t.Failed() {
+			for i := 1; i <= c.n; i++ {
+				b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("member-%d.log", i)))
+				if len(b) > 6000 {
+					b = b[len(b)-6000:]
+				}
+				t.Logf("member %d log (tail):\n%s", i, b)
+			}
 		}
-	}
-	ms.mu.Lock()
-	ms.nodes = append(ms.nodes, out...)
-	ms.mu.Unlock()
-	return out
+	})
+	return c
 }
 
-func (ms *members) addrs() []string {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	out := make([]string, 0, len(ms.nodes))
-	for _, c := range ms.nodes {
-		out = append(out, c.addr)
+// startMembers starts k members and waits until the cluster is loaded.
+func startMembers(t *testing.T, c *demoCluster, k int) {
+	t.Helper()
+	if err := c.start(context.Background(), k); err != nil {
+		t.Fatal(err)
 	}
-	return out
 }
 
-func (ms *members) kill(c *child) {
-	ms.mu.Lock()
-	for i, x := range ms.nodes {
-		if x == c {
-			ms.nodes = append(ms.nodes[:i], ms.nodes[i+1:]...)
-			break
+// linRun runs clients against the cluster's members until stopped.
+type linRun struct {
+	h    *linHistory
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func runClients(h *linHistory, c *demoCluster) *linRun {
+	ctx, stop := context.WithCancel(context.Background())
+	r := &linRun{h: h, stop: stop, done: make(chan struct{})}
+	go func() { h.run(ctx, 6, c.addrs, uint64(time.Now().UnixNano())); close(r.done) }()
+	return r
+}
+
+// progress waits for n more acknowledged writes.
+func (r *linRun) progress(t *testing.T, what string, n int) {
+	t.Helper()
+	from := r.h.acked()
+	deadline := time.Now().Add(90 * time.Second)
+	for r.h.acked() < from+n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d more writes not acknowledged within 90s", what, n)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	ms.mu.Unlock()
-	c.kill()
 }
 
-func (ms *members) waitHealthy() {
-	ms.t.Helper()
-	ms.mu.Lock()
-	nodes := append([]*child(nil), ms.nodes...)
-	ms.mu.Unlock()
-	for _, c := range nodes {
-		if _, err := c.waitHealthy(context.Background(), 90*time.Second); err != nil {
-			ms.t.Fatal(err)
+// finish stops the clients, reads every key through addr and checks the
+// whole history.
+func (r *linRun) finish(t *testing.T, addr string) {
+	t.Helper()
+	r.stop()
+	<-r.done
+	r.h.readAll(context.Background(), addr)
+	res, info, ops := r.h.check(2 * time.Minute)
+	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), r.h.acked(), res)
+	if res != porcupine.Ok {
+		out := filepath.Join(t.TempDir(), "linearizability.html")
+		if err := porcupine.VisualizePath(kvModel, info, out); err == nil {
+			t.Logf("visualization: %s", out)
 		}
+		t.Fatalf("the history is not linearizable (%s)", res)
 	}
 }
 
@@ -100,140 +103,45 @@ func (ms *members) waitHealthy() {
 // must be linearizable (checked with porcupine): no acknowledged write is
 // lost, none resurrects, and reads never go back in time.
 func TestClusterProcessesLinearizable(t *testing.T) {
-	dir := t.TempDir()
-	base := freePortRange(t, 10)
-	cfgDir := filepath.Join(dir, "config")
-	err := writeConfigDirOn(cfgDir, "lin", filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		netSpec{Port: base, Ports: 10, MinSize: 3}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := &members{t: t, cfgDir: cfgDir, logDir: dir}
-	t.Cleanup(func() {
-		for _, c := range ms.nodes {
-			c.kill()
-		}
-		if t.Failed() {
-			for i := 1; i <= ms.n; i++ {
-				b, _ := os.ReadFile(filepath.Join(dir, "member-"+strconv.Itoa(i)+".log"))
-				if len(b) > 6000 {
-					b = b[len(b)-6000:]
-				}
-				t.Logf("member %d log (tail):\n%s", i, b)
-			}
-		}
-	})
-	ms.start(3)
-	ms.waitHealthy()
-
-	h := newLinHistory("engine_runningJobState", 12)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { h.run(ctx, 6, ms.addrs, uint64(time.Now().UnixNano())); close(done) }()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 90s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	progress := func(what string, n int) {
-		t.Helper()
-		from := h.acked()
-		waitFor(what, func() bool { return h.acked() >= from+n })
-	}
-	progress("writes before any failure", 300)
+	c := testCluster(t, "lin", 3)
+	startMembers(t, c, 3)
+	r := runClients(newLinHistory("engine_runningJobState", 12), c)
+	r.progress(t, "writes before any failure", 300)
 
 	// One member dies: writes go on once its partitions failed over.
-	killed := ms.nodes[1]
-	ms.kill(killed)
+	c.kill(c.nodes[1])
 	start := time.Now()
-	progress("writes after one member was SIGKILLed", 300)
+	r.progress(t, "writes after one member was SIGKILLed", 300)
 	t.Logf("300 writes acknowledged %v after the SIGKILL", time.Since(start).Round(time.Millisecond))
 
 	// Every member dies; the cluster is started again.
-	for _, c := range append([]*child(nil), ms.nodes...) {
-		ms.kill(c)
-	}
-	ms.start(3)
-	ms.waitHealthy()
-	progress("writes after the whole cluster was SIGKILLed and started again", 300)
+	c.killAll()
+	startMembers(t, c, 3)
+	r.progress(t, "writes after the whole cluster was SIGKILLed and started again", 300)
 
 	// A fourth member joins under load.
-	ms.start(1)
-	ms.waitHealthy()
-	progress("writes after a member joined", 300)
-	stop()
-	<-done
-	h.readAll(context.Background(), ms.addrs()[0])
-
-	res, info, ops := h.check(2 * time.Minute)
-	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
-	if res != porcupine.Ok {
-		out := filepath.Join(os.TempDir(), "stowage-linearizability.html")
-		if err := porcupine.VisualizePath(kvModel, info, out); err == nil {
-			t.Logf("visualization: %s", out)
-		}
-		t.Fatalf("the history is not linearizable (%s)", res)
-	}
+	startMembers(t, c, 1)
+	r.progress(t, "writes after a member joined", 300)
+	r.finish(t, c.addrs()[0])
 }
 
 // A member stopped with SIGTERM hands its partitions over before it
 // leaves: the others go on serving every key, nothing acknowledged is
 // lost, and the history stays linearizable.
 func TestClusterProcessLeavesGracefully(t *testing.T) {
-	dir := t.TempDir()
-	base := freePortRange(t, 10)
-	cfgDir := filepath.Join(dir, "config")
-	err := writeConfigDirOn(cfgDir, "leave", filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		netSpec{Port: base, Ports: 10, MinSize: 3}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := &members{t: t, cfgDir: cfgDir, logDir: dir}
-	t.Cleanup(func() {
-		for _, c := range ms.nodes {
-			c.kill()
-		}
-	})
-	ms.start(3)
-	ms.waitHealthy()
-	h := newLinHistory("engine_runningJobInfo", 12)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { h.run(ctx, 6, ms.addrs, uint64(time.Now().UnixNano())); close(done) }()
-	for from := h.acked(); h.acked() < from+300; {
-		time.Sleep(20 * time.Millisecond)
-	}
-	leaving := ms.nodes[2]
-	ms.mu.Lock()
-	ms.nodes = ms.nodes[:2]
-	ms.mu.Unlock()
+	c := testCluster(t, "leave", 3)
+	startMembers(t, c, 3)
+	r := runClients(newLinHistory("engine_runningJobInfo", 12), c)
+	r.progress(t, "writes before the leave", 300)
+	leaving := c.nodes[2]
+	c.mu.Lock()
+	c.nodes = c.nodes[:2]
+	c.mu.Unlock()
 	start := time.Now()
 	if err := leaving.stop(); err != nil {
 		t.Fatalf("the leaving member exited with %v", err)
 	}
 	t.Logf("the member handed its partitions over and exited in %v", time.Since(start).Round(time.Millisecond))
-	deadline := time.Now().Add(90 * time.Second)
-	for from := h.acked(); h.acked() < from+300; {
-		if time.Now().After(deadline) {
-			t.Fatal("writes did not go on after a member left")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	stop()
-	<-done
-	h.readAll(context.Background(), ms.addrs()[0])
-	res, info, ops := h.check(2 * time.Minute)
-	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
-	if res != porcupine.Ok {
-		out := filepath.Join(os.TempDir(), "stowage-linearizability-leave.html")
-		if err := porcupine.VisualizePath(kvModel, info, out); err == nil {
-			t.Logf("visualization: %s", out)
-		}
-		t.Fatalf("the history is not linearizable (%s)", res)
-	}
+	r.progress(t, "writes after a member left", 300)
+	r.finish(t, c.addrs()[0])
 }
