@@ -157,14 +157,44 @@ type LoadResult struct {
 // sequential read + CRC of the files and a node's EAGER load of them.
 // Both read from the page cache, so the ratio is about CPU work per byte.
 func Load(ctx context.Context, t Target, entries, valueSize int) (LoadResult, error) {
-	root, f, err := t.mapFS(ctx, "bench_load")
+	if err := WriteLoadFiles(ctx, t, entries, valueSize); err != nil {
+		return LoadResult{}, err
+	}
+	root, f, err := t.mapFS(ctx, loadMap)
 	if err != nil {
 		return LoadResult{}, err
 	}
 	defer root.Close()
+	res := LoadResult{Entries: entries}
+	res.Bytes, res.Raw, err = RawReadFS(ctx, f)
+	if err != nil {
+		return res, err
+	}
+	res.Load, err = EagerLoad(ctx, t, entries)
+	if err != nil {
+		return res, err
+	}
+	res.EntriesPerSec = float64(entries) / res.Load.Seconds()
+	res.BytesPerSec = float64(res.Bytes) / res.Load.Seconds()
+	res.RawBytesPerSec = float64(res.Bytes) / res.Raw.Seconds()
+	return res, nil
+}
+
+// loadMap is the map Load writes and loads.
+const loadMap = "bench_load"
+
+// WriteLoadFiles writes entries entries of valueSize bytes into the files
+// of the map Load measures, through the file map store in large StoreAll
+// batches.
+func WriteLoadFiles(ctx context.Context, t Target, entries, valueSize int) error {
+	root, f, err := t.mapFS(ctx, loadMap)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	st, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
 	if err != nil {
-		return LoadResult{}, err
+		return err
 	}
 	value := make([]byte, valueSize)
 	seqs := make([]uint64, partition.DefaultCount)
@@ -178,44 +208,40 @@ func Load(ctx context.Context, t Target, entries, valueSize int) (LoadResult, er
 		if len(recs) == batch || i == entries-1 {
 			if err := st.StoreAll(ctx, recs); err != nil {
 				st.Close()
-				return LoadResult{}, err
+				return err
 			}
 			recs = recs[:0]
 		}
 	}
-	if err := st.Close(); err != nil {
-		return LoadResult{}, err
-	}
-	res := LoadResult{Entries: entries}
-	res.Bytes, res.Raw, err = RawReadFS(ctx, f)
-	if err != nil {
-		return res, err
-	}
+	return st.Close()
+}
+
+// EagerLoad times a node's start until its EAGER map of the files
+// WriteLoadFiles wrote is loaded, and checks that it holds entries
+// entries.
+func EagerLoad(ctx context.Context, t Target, entries int) (time.Duration, error) {
 	cfg, err := TargetConfig(t, nil)
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	start := time.Now()
 	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
 	if err != nil {
-		return res, err
+		return 0, err
 	}
 	defer node.Close()
 	if err := node.WaitLoaded(ctx); err != nil {
-		return res, err
+		return 0, err
 	}
-	res.Load = time.Since(start)
-	m, err := stowage.GetMap(ctx, node, "bench_load", serde.String(), serde.Bytes())
+	took := time.Since(start)
+	m, err := stowage.GetMap(ctx, node, loadMap, serde.String(), serde.Bytes())
 	if err != nil {
-		return res, err
+		return took, err
 	}
 	if n, err := m.Size(ctx); err != nil || n != entries {
-		return res, fmt.Errorf("bench: loaded %d entries, want %d (%v)", n, entries, err)
+		return took, fmt.Errorf("bench: loaded %d entries, want %d (%v)", n, entries, err)
 	}
-	res.EntriesPerSec = float64(entries) / res.Load.Seconds()
-	res.BytesPerSec = float64(res.Bytes) / res.Load.Seconds()
-	res.RawBytesPerSec = float64(res.Bytes) / res.Raw.Seconds()
-	return res, nil
+	return took, nil
 }
 
 // DiskResult is the space a map takes after overwrites.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,4 +77,110 @@ func BenchmarkOverwrite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// loadEntries is the map size BenchmarkLoad loads.
+const loadEntries = 500_000
+
+// BenchmarkLoad is the EAGER load of one member: Open scans the log
+// files of loadEntries entries (256 B values, written once with large
+// batches), then every partition is replayed into a map the way the
+// root package's loadFromStore does it, GOMAXPROCS partitions at a time.
+// It reports entries/s.
+func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
+	f, err := local.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeLoadEntries(b, f, loadEntries)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := loadLikeTheMap(b, s)
+		b.StopTimer()
+		if n != loadEntries {
+			b.Fatalf("loaded %d entries, want %d", n, loadEntries)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(loadEntries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// writeLoadEntries writes n entries with 256 B values through a store
+// in batches of 4096, as the bench package does.
+func writeLoadEntries(tb testing.TB, f *local.FS, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	value := make([]byte, 256)
+	seqs := make([]uint64, partition.DefaultCount)
+	recs := make([]mapstore.Record, 0, 4096)
+	for i := 0; i < n; i++ {
+		k := []byte("job-" + strconv.Itoa(i%64) + "-key-" + strconv.Itoa(i))
+		p := partition.Of(k, partition.DefaultCount)
+		seqs[p]++
+		recs = append(recs, mapstore.Record{Partition: p, Version: mapstore.Version{Epoch: 1, Seq: seqs[p]}, Key: k, Value: value})
+		if len(recs) == cap(recs) || i == n-1 {
+			if err := s.StoreAll(ctx, recs); err != nil {
+				tb.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	if err := s.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// mapEntry is what the root package keeps per key.
+type mapEntry struct {
+	val []byte
+	ver mapstore.Version
+}
+
+// loadLikeTheMap replays every partition into a map per partition, with
+// the callback of the root package's loadFromStore, and returns the
+// number of entries loaded.
+func loadLikeTheMap(tb testing.TB, s *filestore.Store) int {
+	tb.Helper()
+	ctx := context.Background()
+	var next, total atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int(next.Add(1) - 1); p < s.Partitions(); p = int(next.Add(1) - 1) {
+				entries := make(map[string]mapEntry, s.PendingCount(p))
+				err := s.ReplayPartition(ctx, p, func(r mapstore.Record) error {
+					cur, ok := entries[string(r.Key)]
+					switch {
+					case ok && !cur.ver.Less(r.Version):
+					case r.Deleted:
+						delete(entries, string(r.Key))
+					default:
+						entries[string(r.Key)] = mapEntry{val: r.Value, ver: r.Version}
+					}
+					return nil
+				})
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+				total.Add(int64(len(entries)))
+			}
+		}()
+	}
+	wg.Wait()
+	return int(total.Load())
 }

@@ -104,34 +104,51 @@ func appendRecord(dst []byte, r *mapstore.Record, scratch []byte) ([]byte, []byt
 
 // logEntry is one decoded log record; epoch starts have Epoch set and no key.
 type logEntry struct {
-	typ     byte
-	part    int
-	ver     mapstore.Version
-	key     []byte
-	value   []byte
-	fileIdx int
+	typ   byte
+	part  int
+	ver   mapstore.Version
+	key   []byte
+	value []byte
 }
 
 func decodeRecord(f record.Frame) (logEntry, error) {
-	d := decoder{b: f.Payload}
-	e := logEntry{typ: f.Type}
-	e.part = int(d.uvarint())
-	e.ver.Epoch = d.uvarint()
-	e.ver.Seq = d.uvarint()
-	switch f.Type {
-	case typePut:
-		e.key = d.bytes()
-		e.value = d.b
-		if e.value == nil {
-			e.value = []byte{}
+	var e logEntry
+	err := e.decode(f)
+	return e, err
+}
+
+// decode sets e from a log record frame. Key and value alias the frame.
+func (e *logEntry) decode(f record.Frame) error {
+	b := f.Payload
+	var v [3]uint64
+	for i := range v {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errPayload
 		}
-	case typeDelete:
-		e.key = d.bytes()
+		v[i], b = x, b[n:]
+	}
+	e.typ, e.part, e.ver = f.Type, int(v[0]), mapstore.Version{Epoch: v[1], Seq: v[2]}
+	e.key, e.value = nil, nil
+	switch f.Type {
+	case typePut, typeDelete:
+		n, m := binary.Uvarint(b)
+		if m <= 0 || n > uint64(len(b)-m) {
+			return errPayload
+		}
+		end := m + int(n)
+		e.key = b[m:end:end]
+		if f.Type == typePut {
+			e.value = b[end:]
+			if e.value == nil {
+				e.value = []byte{}
+			}
+		}
 	case typeEpoch:
 	default:
-		return e, fmt.Errorf("%w: frame type %q", errPayload, f.Type)
+		return fmt.Errorf("%w: frame type %q", errPayload, f.Type)
 	}
-	return e, d.err
+	return nil
 }
 
 func encodeEpoch(p int, v mapstore.Version) []byte {

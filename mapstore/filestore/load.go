@@ -2,16 +2,12 @@ package filestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
-	"github.com/stowage/stowage/serde/record"
 )
 
 // scan lists the current generation, reads every log file once (in
@@ -22,7 +18,6 @@ func (s *Store) scan(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stowage/mapstore/filestore: list %s: %w", genDir(s.gen), err)
 	}
-	s.pending = make([][]logEntry, s.parts)
 	s.stale = make([]bool, s.parts)
 	s.owned = make([]bool, s.parts)
 	s.acquired = make([]bool, s.parts)
@@ -55,51 +50,34 @@ func (s *Store) scan(ctx context.Context) error {
 			s.liveBytes[p] = s.snaps[p][n-1].bytes
 		}
 	}
-	results, err := s.readLogs(ctx, logs, nil)
+	upto := make([]mapstore.Version, s.parts)
+	for p, sn := range s.snaps {
+		if n := len(sn); n > 0 {
+			upto[p] = sn[n-1].upto
+		}
+	}
+	reads, err := s.readLogs(ctx, logs, nil, upto)
 	if err != nil {
 		return err
 	}
-	counts := make([]int, s.parts)
-	for _, res := range results {
-		for _, e := range res {
-			if e.part >= 0 && e.part < s.parts {
-				counts[e.part]++
-			}
+	s.pending = gather(reads, s.parts)
+	for p, f := range s.pending {
+		v, ok := f.maxVer()
+		if ok && s.last[p].Less(v) {
+			s.last[p] = v
 		}
+		s.since[p] += f.bytesAbove(upto[p])
 	}
-	for p, n := range counts {
-		s.pending[p] = make([]logEntry, 0, n)
-	}
-	maxVer := make([]mapstore.Version, s.parts)
-	seen := make([]bool, s.parts)
-	for i, res := range results {
+	for i, res := range reads {
 		lf := s.foundFile(logs[i].Name, logs[i].Size)
 		s.files[lf.name] = lf
 		if lf.counted {
 			s.logTotal += lf.size
 		}
-		clear(seen)
-		for _, e := range res {
-			if e.part < 0 || e.part >= s.parts {
-				s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", e.part, s.parts)})
-				continue
-			}
-			if !seen[e.part] || maxVer[e.part].Less(e.ver) {
-				seen[e.part], maxVer[e.part] = true, e.ver
-			}
-			if s.last[e.part].Less(e.ver) {
-				s.last[e.part] = e.ver
-			}
-			if n := len(s.snaps[e.part]); n == 0 || s.snaps[e.part][n-1].upto.Less(e.ver) {
-				s.since[e.part] += int64(len(e.key) + len(e.value) + 16)
-			}
-			s.pending[e.part] = append(s.pending[e.part], e)
+		for _, p := range res.outside {
+			s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", p, s.parts)})
 		}
-		for p, ok := range seen {
-			if ok {
-				lf.maxVer[p] = maxVer[p]
-			}
-		}
+		lf.maxVer = res.maxVer
 	}
 	return nil
 }
@@ -113,106 +91,12 @@ func (s *Store) foundFile(name string, size int64) *logFile {
 	return &logFile{name: name, run: run, size: size, maxVer: map[int]mapstore.Version{}, own: run == s.run, final: mine, counted: mine}
 }
 
-// readLogs reads log files in parallel and returns each file's records,
-// keeping only partitions for which want returns true (all if want is nil).
-func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want func(int) bool) ([][]logEntry, error) {
-	results := make([][]logEntry, len(logs))
-	errs := make([]error, len(logs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-	for i := range logs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			results[i], _, errs[i] = s.readLog(ctx, logs[i].Name, want)
-		}(i)
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("stowage/mapstore/filestore: read %s: %w", logs[i].Name, err)
-		}
-	}
-	return results, nil
-}
-
-// readLog reads one log file and returns its records and its size, -1 if
-// it is gone.
-func (s *Store) readLog(ctx context.Context, name string, want func(int) bool) ([]logEntry, int64, error) {
-	buf, err := fsbackend.ReadFile(ctx, s.fs, name)
-	if err != nil {
-		if errors.Is(err, fsbackend.ErrNotExist) {
-			return nil, -1, nil // removed by compaction meanwhile
-		}
-		return nil, 0, err
-	}
-	sc := record.NewScanner(buf)
-	var out []logEntry
-	var arena []byte
-	first := true
-	for sc.Next() {
-		f := sc.Frame()
-		if first {
-			first = false
-			if f.Type == typeLogHeader {
-				d := decoder{b: f.Payload}
-				h := decodeHeader(&d)
-				if d.err == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
-					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
-					return nil, int64(len(buf)), nil
-				}
-				continue
-			}
-		}
-		e, err := decodeRecord(f)
-		if err != nil {
-			s.damage(Damage{File: name, Offset: sc.Offset(), Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
-			continue
-		}
-		if want != nil && !want(e.part) {
-			continue
-		}
-		// Copy the key into a compact arena while its bytes are in the
-		// cache: loading looks keys up partition by partition, and small
-		// contiguous keys beat keys scattered over whole files.
-		if len(arena)+len(e.key) > cap(arena) {
-			arena = make([]byte, 0, max(keyArena, len(e.key)))
-		}
-		start := len(arena)
-		arena = append(arena, e.key...)
-		e.key = arena[start:len(arena):len(arena)]
-		if len(out) == 32 && cap(out) < 64 {
-			// Size the slice once from the records seen so far.
-			est := int(int64(len(buf)) * 32 / max(1, sc.Offset()))
-			grown := make([]logEntry, len(out), est+est/8)
-			copy(grown, out)
-			out = grown
-		}
-		out = append(out, e)
-	}
-	s.mu.Lock()
-	lf := s.files[name]
-	active := lf != nil && lf.active
-	s.mu.Unlock()
-	for _, d := range sc.Damages() {
-		if d.Tail && (active || s.writtenNow(name)) {
-			continue // a batch being written right now
-		}
-		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
-	}
-	return out, int64(len(buf)), nil
-}
-
 // writtenNow reports whether another live run may be writing the named
 // log file: its tail may be a batch not finished yet.
 func (s *Store) writtenNow(name string) bool {
 	run := runOf(name)
 	return s.shared() && run != s.run && s.opts.IsLive(run)
 }
-
-// keyArena is the size of the chunks that loaded keys are copied into.
-const keyArena = 1 << 20
 
 type liveEntry struct {
 	key     []byte
@@ -235,57 +119,21 @@ func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]
 	return nil, mapstore.Version{}
 }
 
-// replayable returns the log records of a partition that recovery applies,
-// sorted by version: above the snapshot's version, and not of an older
-// epoch beyond the point a later epoch started from.
-func replayable(logRecs []logEntry, upto mapstore.Version) []logEntry {
-	type start struct {
-		epoch, from uint64
-	}
-	var starts []start
-	for _, e := range logRecs {
-		if e.typ == typeEpoch {
-			starts = append(starts, start{e.ver.Epoch, e.ver.Seq})
-		}
-	}
-	sort.Slice(starts, func(i, j int) bool { return starts[i].epoch > starts[j].epoch })
-	cut := func(v mapstore.Version) bool {
-		for _, st := range starts {
-			if st.epoch <= v.Epoch {
-				return false
-			}
-			if v.Seq > st.from {
-				return true
-			}
-		}
-		return false
-	}
-	out := make([]logEntry, 0, len(logRecs))
-	for _, e := range logRecs {
-		if e.typ == typeEpoch || !upto.Less(e.ver) || (len(starts) > 0 && cut(e.ver)) {
-			continue
-		}
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ver.Less(out[j].ver) })
-	return out
-}
-
 // build merges a partition's newest readable snapshot and its log records
 // into the live entries, ordering by version only.
-func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []snapFile) (map[string]*liveEntry, error) {
+func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (map[string]*liveEntry, error) {
 	entries, upto := s.newestSnapshot(ctx, p, snaps)
-	recs := replayable(logRecs, upto)
-	live := make(map[string]*liveEntry, len(entries)+len(recs))
-	slab := make([]liveEntry, 0, len(entries)+len(recs))
+	n := len(entries) + f.count()
+	live := make(map[string]*liveEntry, n)
+	slab := make([]liveEntry, 0, n)
 	for _, e := range entries {
 		slab = append(slab, liveEntry{key: e.Key, ver: e.Version, value: e.Value})
 		live[string(e.Key)] = &slab[len(slab)-1]
 	}
-	for _, e := range recs {
+	err := f.replay(upto, func(e *logEntry) error {
 		cur := live[string(e.key)]
 		if cur != nil && !cur.ver.Less(e.ver) {
-			continue
+			return nil
 		}
 		if cur == nil {
 			slab = append(slab, liveEntry{key: e.key})
@@ -293,13 +141,14 @@ func (s *Store) build(ctx context.Context, p int, logRecs []logEntry, snaps []sn
 			live[string(e.key)] = cur
 		}
 		cur.ver, cur.value, cur.deleted = e.ver, e.value, e.typ == typeDelete
-	}
-	return live, nil
+		return nil
+	})
+	return live, err
 }
 
 // input is what recovery of one partition reads.
 type input struct {
-	recs   []logEntry
+	recs   found
 	snaps  []snapFile
 	fresh  bool   // the partition is not owned yet: loading makes it owned
 	reread bool   // read from storage now, not what Open scanned
@@ -327,9 +176,10 @@ func (s *Store) partitionInput(ctx context.Context, p int) (in input, err error)
 	in.snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
 	if in.reread {
+		var byPart map[int]found
 		var snaps []snapFile
-		in.recs, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
-		in.snaps = s.snapsOf(snaps, p)
+		byPart, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
+		in.recs, in.snaps = byPart[p], s.snapsOf(snaps, p)
 	}
 	return in, err
 }
@@ -342,7 +192,7 @@ func (s *Store) PendingCount(p int) int {
 	if p < 0 || p >= s.parts {
 		return 0
 	}
-	return len(s.pending[p])
+	return s.pending[p].count()
 }
 
 // markLoaded makes a partition loaded for the first time owned, unless it
@@ -368,15 +218,10 @@ func (s *Store) markLoaded(p int, in input) {
 	if s.last[p].Less(upto) {
 		s.last[p] = upto
 	}
-	s.since[p] = 0
-	for _, e := range in.recs {
-		if s.last[p].Less(e.ver) {
-			s.last[p] = e.ver
-		}
-		if upto.Less(e.ver) {
-			s.since[p] += int64(len(e.key) + len(e.value) + 16)
-		}
+	if v, ok := in.recs.maxVer(); ok && s.last[p].Less(v) {
+		s.last[p] = v
 	}
+	s.since[p] = in.recs.bytesAbove(upto)
 	// Records of p in other runs' files wait for this store's snapshot of
 	// p: take it soon, as after Acquire.
 	if s.shared() && s.since[p] > 0 {
@@ -401,11 +246,11 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 			return err
 		}
 	}
-	for _, e := range replayable(in.recs, upto) {
-		r := mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete}
-		if err := fn(r); err != nil {
-			return err
-		}
+	err = in.recs.replay(upto, func(e *logEntry) error {
+		return fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete})
+	})
+	if err != nil {
+		return err
 	}
 	if in.fresh {
 		s.markLoaded(p, in)
@@ -438,8 +283,9 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 	return nil
 }
 
-// reread lists and reads the current files again for the wanted partitions.
-func (s *Store) reread(ctx context.Context, want func(int) bool) ([]logEntry, []snapFile, error) {
+// reread lists and reads the current files again for the wanted
+// partitions: what the log holds of each, and the snapshots.
+func (s *Store) reread(ctx context.Context, want func(int) bool) (map[int]found, []snapFile, error) {
 	list, err := s.fs.List(ctx, genDir(s.gen))
 	if err != nil {
 		return nil, nil, err
@@ -457,16 +303,24 @@ func (s *Store) reread(ctx context.Context, want func(int) bool) ([]logEntry, []
 			snaps = append(snaps, snapFile{name: fi.Name, upto: v, bytes: fi.Size})
 		}
 	}
-	res, err := s.readLogs(ctx, logs, want)
+	sort.Slice(snaps, func(i, j int) bool { return snaps[i].upto.Less(snaps[j].upto) })
+	upto := make([]mapstore.Version, s.parts)
+	for _, sf := range snaps {
+		if p, _, _ := parseSnapName(sf.name); p >= 0 && p < s.parts {
+			upto[p] = sf.upto
+		}
+	}
+	reads, err := s.readLogs(ctx, logs, want, upto)
 	if err != nil {
 		return nil, nil, err
 	}
-	var recs []logEntry
-	for _, r := range res {
-		recs = append(recs, r...)
+	byPart := map[int]found{}
+	for p, f := range gather(reads, s.parts) {
+		if f != nil {
+			byPart[p] = f
+		}
 	}
-	sort.Slice(snaps, func(i, j int) bool { return snaps[i].upto.Less(snaps[j].upto) })
-	return recs, snaps, nil
+	return byPart, snaps, nil
 }
 
 func (s *Store) snapsOf(all []snapFile, p int) []snapFile {
@@ -551,13 +405,9 @@ func (s *Store) readParts(ctx context.Context, want func(int) bool) (map[int]map
 	if s.isClosed() {
 		return nil, mapstore.ErrClosed
 	}
-	recs, snaps, err := s.reread(ctx, want)
+	byPart, snaps, err := s.reread(ctx, want)
 	if err != nil {
 		return nil, err
-	}
-	byPart := map[int][]logEntry{}
-	for _, e := range recs {
-		byPart[e.part] = append(byPart[e.part], e)
 	}
 	out := map[int]map[string]*liveEntry{}
 	for p := 0; p < s.parts; p++ {

@@ -172,10 +172,8 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 	// Log files of runs that are not live.
 	var final []string
 	type read struct {
-		name  string
-		recs  []logEntry
-		size  int64
-		maxes map[int]mapstore.Version
+		name string
+		logRead
 	}
 	var reads []read
 	for name, size := range listedLogs {
@@ -188,24 +186,15 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 			}
 			continue
 		}
-		recs, n, err := s.readLog(ctx, name, nil)
+		lr, err := s.readLog(ctx, name, nil, nil)
 		if err != nil {
 			s.log.Warn("stowage/mapstore/filestore: reading a log file of an ended run", "file", name, "err", err)
 			continue
 		}
-		if n < 0 {
+		if lr.size < 0 {
 			continue // removed meanwhile
 		}
-		r := read{name: name, recs: recs, size: n, maxes: map[int]mapstore.Version{}}
-		for _, e := range recs {
-			if e.part < 0 || e.part >= s.parts {
-				continue
-			}
-			if mv, ok := r.maxes[e.part]; !ok || mv.Less(e.ver) {
-				r.maxes[e.part] = e.ver
-			}
-		}
-		reads = append(reads, r)
+		reads = append(reads, read{name: name, logRead: lr})
 	}
 
 	s.mu.Lock()
@@ -240,15 +229,17 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 		if lf.counted {
 			s.logTotal -= lf.size
 		}
-		lf.size, lf.maxVer, lf.final, lf.counted = r.size, r.maxes, true, true
+		lf.size, lf.maxVer, lf.final, lf.counted = r.size, r.maxVer, true, true
 		s.logTotal += lf.size
-		for _, e := range r.recs {
-			if e.part < 0 || e.part >= s.parts || !s.owned[e.part] {
+		for p := range r.parts {
+			if !s.owned[p] || r.parts[p].empty() {
 				continue
 			}
-			if n := len(s.snaps[e.part]); n == 0 || s.snaps[e.part][n-1].upto.Less(e.ver) {
-				s.since[e.part] += int64(len(e.key) + len(e.value) + 16)
+			var upto mapstore.Version
+			if n := len(s.snaps[p]); n > 0 {
+				upto = s.snaps[p][n-1].upto
 			}
+			s.since[p] += found{r.parts[p]}.bytesAbove(upto)
 		}
 	}
 	for name, lf := range s.files {

@@ -95,7 +95,7 @@ type Store struct {
 
 	mu        sync.Mutex
 	closed    bool
-	pending   [][]logEntry        // per partition: log records found at Open, until loaded
+	pending   []found             // per partition: log records found at Open, until loaded
 	stale     []bool              // pending is incomplete: written since Open, or released
 	owned     []bool              // this store snapshots the partition (loaded or acquired)
 	acquired  []bool              // acquired and not snapshotted since

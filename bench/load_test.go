@@ -1,0 +1,56 @@
+package bench_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stowage/stowage/bench"
+)
+
+var loadEntries = flag.Int("load-entries", 200_000, "entries for BenchmarkEagerLoad")
+
+// BenchmarkEagerLoad times a node's start until its EAGER map of
+// -load-entries entries (256 B values, written once) is loaded, from a
+// fresh copy (hard links) of the files each time, so that what a load
+// writes (epoch starts, snapshots) never reaches the next one.
+func BenchmarkEagerLoad(b *testing.B) {
+	ctx := context.Background()
+	golden := b.TempDir()
+	if err := bench.WriteLoadFiles(ctx, bench.LocalTarget(golden), *loadEntries, 256); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := filepath.Join(b.TempDir(), "ns")
+		if err := linkTree(golden, dir); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := bench.EagerLoad(ctx, bench.LocalTarget(dir), *loadEntries); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(*loadEntries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// linkTree makes dst a copy of the tree at src whose files are hard links.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		return os.Link(p, to)
+	})
+}
