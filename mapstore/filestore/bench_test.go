@@ -84,8 +84,10 @@ const loadEntries = 500_000
 
 // BenchmarkLoad is the EAGER load of one member: Open scans the log
 // files of loadEntries entries (256 B values, written once with large
-// batches), then every partition is replayed into a map the way the
-// root package's loadFromStore does it, GOMAXPROCS partitions at a time.
+// batches), then every partition is loaded into a map of its own,
+// GOMAXPROCS partitions at a time: with ReplayPartition and the version
+// check per key of the root package's loadFromStore (replay=records), or
+// with ReplayPartitionKeys, applying each record in turn (replay=keys).
 // It reports entries/s.
 func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
@@ -94,23 +96,30 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	writeLoadEntries(b, f, loadEntries)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
-		if err != nil {
-			b.Fatal(err)
+	for _, keys := range []bool{false, true} {
+		name := "replay=records"
+		if keys {
+			name = "replay=keys"
 		}
-		n := loadLikeTheMap(b, s)
-		b.StopTimer()
-		if n != loadEntries {
-			b.Fatalf("loaded %d entries, want %d", n, loadEntries)
-		}
-		if err := s.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := loadLikeTheMap(b, s, keys)
+				b.StopTimer()
+				if n != loadEntries {
+					b.Fatalf("loaded %d entries, want %d", n, loadEntries)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(loadEntries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		})
 	}
-	b.ReportMetric(float64(loadEntries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
 
 // writeLoadEntries writes n entries with 256 B values through a store
@@ -148,10 +157,11 @@ type mapEntry struct {
 	ver mapstore.Version
 }
 
-// loadLikeTheMap replays every partition into a map per partition, with
-// the callback of the root package's loadFromStore, and returns the
+// loadLikeTheMap loads every partition into a map of its own, with
+// ReplayPartition and a version check per key (as the root package's
+// loadFromStore does) or with ReplayPartitionKeys (keys), and returns the
 // number of entries loaded.
-func loadLikeTheMap(tb testing.TB, s *filestore.Store) int {
+func loadLikeTheMap(tb testing.TB, s *filestore.Store, keys bool) int {
 	tb.Helper()
 	ctx := context.Background()
 	var next, total atomic.Int64
@@ -161,18 +171,31 @@ func loadLikeTheMap(tb testing.TB, s *filestore.Store) int {
 		go func() {
 			defer wg.Done()
 			for p := int(next.Add(1) - 1); p < s.Partitions(); p = int(next.Add(1) - 1) {
-				entries := make(map[string]mapEntry, s.PendingCount(p))
-				err := s.ReplayPartition(ctx, p, func(r mapstore.Record) error {
-					cur, ok := entries[string(r.Key)]
-					switch {
-					case ok && !cur.ver.Less(r.Version):
-					case r.Deleted:
-						delete(entries, string(r.Key))
-					default:
-						entries[string(r.Key)] = mapEntry{val: r.Value, ver: r.Version}
-					}
-					return nil
-				})
+				var entries map[string]mapEntry
+				var err error
+				if keys {
+					err = s.ReplayPartitionKeys(ctx, p, func(n int) { entries = make(map[string]mapEntry, n) }, func(k string, r mapstore.Record) error {
+						if r.Deleted {
+							delete(entries, k)
+						} else {
+							entries[k] = mapEntry{val: r.Value, ver: r.Version}
+						}
+						return nil
+					})
+				} else {
+					entries = make(map[string]mapEntry, s.PendingCount(p))
+					err = s.ReplayPartition(ctx, p, func(r mapstore.Record) error {
+						cur, ok := entries[string(r.Key)]
+						switch {
+						case ok && !cur.ver.Less(r.Version):
+						case r.Deleted:
+							delete(entries, string(r.Key))
+						default:
+							entries[string(r.Key)] = mapEntry{val: r.Value, ver: r.Version}
+						}
+						return nil
+					})
+				}
 				if err != nil {
 					tb.Error(err)
 					return

@@ -509,8 +509,9 @@ func later(got, acked string) bool {
 	return a > b
 }
 
-// ReplayPartition, applied the way the map applies it, gives exactly what
-// LoadPartition gives, with snapshots, overwrites and deletes in play.
+// ReplayPartition, applied the way the map applies it, and
+// ReplayPartitionKeys, applied in turn, give exactly what LoadPartition
+// gives, with snapshots, overwrites and deletes in play.
 func TestReplayMatchesLoad(t *testing.T) {
 	e := newEnv(t)
 	m := newModel(1)
@@ -532,12 +533,13 @@ func TestReplayMatchesLoad(t *testing.T) {
 		}
 	}
 	s.Close()
-	for _, replay := range []bool{true, false} {
+	for _, mode := range []string{"replay", "keys", "load"} {
 		s := e.open(filestore.Options{})
 		got := map[string]mapstore.Record{}
 		for p := 0; p < parts; p++ {
 			var err error
-			if replay {
+			switch mode {
+			case "replay":
 				err = s.ReplayPartition(ctx, p, func(r mapstore.Record) error {
 					cur, ok := got[string(r.Key)]
 					switch {
@@ -549,7 +551,29 @@ func TestReplayMatchesLoad(t *testing.T) {
 					}
 					return nil
 				})
-			} else {
+			case "keys":
+				// Applied in turn, as the records come, with no check.
+				last := map[string]mapstore.Version{}
+				sized := false
+				err = s.ReplayPartitionKeys(ctx, p, func(int) { sized = true }, func(k string, r mapstore.Record) error {
+					if !sized {
+						t.Errorf("partition %d: a record came before the size", p)
+					}
+					if k != string(r.Key) {
+						t.Errorf("key string %q, record key %q", k, r.Key)
+					}
+					if v, ok := last[k]; ok && !v.Less(r.Version) {
+						t.Errorf("key %s: version %v after %v", k, r.Version, v)
+					}
+					last[k] = r.Version
+					if r.Deleted {
+						delete(got, k)
+					} else {
+						got[k] = r
+					}
+					return nil
+				})
+			default:
 				err = s.LoadPartition(ctx, p, func(r mapstore.Record) error { got[string(r.Key)] = r; return nil })
 			}
 			if err != nil {
@@ -560,13 +584,13 @@ func TestReplayMatchesLoad(t *testing.T) {
 		for p := range m.live {
 			for k, r := range m.live[p] {
 				if g, ok := got[k]; !ok || string(g.Value) != string(r.Value) {
-					t.Fatalf("replay=%v: %s = %q (%v), want %q", replay, k, g.Value, ok, r.Value)
+					t.Fatalf("%s: %s = %q (%v), want %q", mode, k, g.Value, ok, r.Value)
 				}
 				delete(got, k)
 			}
 		}
 		if len(got) != 0 {
-			t.Fatalf("replay=%v: deleted keys came back: %v", replay, got)
+			t.Fatalf("%s: deleted keys came back: %v", mode, got)
 		}
 	}
 }

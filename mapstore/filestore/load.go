@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"unsafe"
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
@@ -105,31 +106,33 @@ type liveEntry struct {
 	deleted bool
 }
 
-// newestSnapshot returns the entries and version of a partition's newest
-// snapshot that decodes completely, falling back to older ones.
-func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]mapstore.Record, mapstore.Version) {
+// newestSnapshot returns the bytes (for snapshotEntries), entry count and
+// version of a partition's newest snapshot that decodes completely,
+// falling back to older ones.
+func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]byte, int, mapstore.Version) {
 	for i := len(snaps) - 1; i >= 0; i-- {
-		entries, err := s.readSnapshot(ctx, snaps[i].name, p)
+		buf, n, err := s.readSnapshot(ctx, snaps[i].name, p)
 		if err != nil {
 			s.damage(Damage{File: snaps[i].name, Reason: "snapshot unusable, falling back: " + err.Error()})
 			continue
 		}
-		return entries, snaps[i].upto
+		return buf, n, snaps[i].upto
 	}
-	return nil, mapstore.Version{}
+	return nil, 0, mapstore.Version{}
 }
 
 // build merges a partition's newest readable snapshot and its log records
 // into the live entries, ordering by version only.
 func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (map[string]*liveEntry, error) {
-	entries, upto := s.newestSnapshot(ctx, p, snaps)
-	n := len(entries) + f.count()
+	snap, entries, upto := s.newestSnapshot(ctx, p, snaps)
+	n := entries + f.count()
 	live := make(map[string]*liveEntry, n)
 	slab := make([]liveEntry, 0, n)
-	for _, e := range entries {
-		slab = append(slab, liveEntry{key: e.Key, ver: e.Version, value: e.Value})
-		live[string(e.Key)] = &slab[len(slab)-1]
-	}
+	_ = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
+		slab = append(slab, liveEntry{key: key, ver: v, value: value})
+		live[string(key)] = &slab[len(slab)-1]
+		return nil
+	})
 	err := f.replay(upto, func(e *logEntry) error {
 		cur := live[string(e.key)]
 		if cur != nil && !cur.ver.Less(e.ver) {
@@ -240,11 +243,12 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 	if err != nil {
 		return err
 	}
-	entries, upto := s.newestSnapshot(ctx, p, in.snaps)
-	for _, e := range entries {
-		if err := fn(e); err != nil {
-			return err
-		}
+	snap, _, upto := s.newestSnapshot(ctx, p, in.snaps)
+	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
+		return fn(mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+	})
+	if err != nil {
+		return err
 	}
 	err = in.recs.replay(upto, func(e *logEntry) error {
 		return fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete})
@@ -256,6 +260,57 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 		s.markLoaded(p, in)
 	}
 	return nil
+}
+
+// ReplayPartitionKeys is ReplayPartition for a caller that keeps entries
+// in a map keyed by strings, the fastest way to load: size is called
+// first with an upper bound of the records to come (to make the map),
+// and fn gets each record's key also as a string that shares the
+// record's bytes, so the map can keep it without a copy (those bytes are
+// never changed; the string keeps them alive). The snapshot's entries
+// (each key once) come first, then the log records in version order, none
+// twice, so each key's records come in increasing versions: applying each
+// in turn — a put sets the key, a delete removes it — leaves per key the
+// record of the highest version, without looking the key up first.
+func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error {
+	in, err := s.partitionInput(ctx, p)
+	if err != nil {
+		return err
+	}
+	snap, entries, upto := s.newestSnapshot(ctx, p, in.snaps)
+	if size != nil {
+		size(entries + in.recs.count())
+	}
+	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
+		return fn(keyString(key), mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+	})
+	if err != nil {
+		return err
+	}
+	var prev logEntry
+	err = in.recs.replay(upto, func(e *logEntry) error {
+		if e.ver == prev.ver && prev.key != nil && string(e.key) == string(prev.key) {
+			return nil // the same write twice: the first one counts
+		}
+		prev = *e
+		return fn(keyString(e.key), mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete})
+	})
+	if err != nil {
+		return err
+	}
+	if in.fresh {
+		s.markLoaded(p, in)
+	}
+	return nil
+}
+
+// keyString returns b as a string sharing its bytes. The store only
+// passes bytes it never changes: a read file, or a segment's records.
+func keyString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // LoadPartition implements mapstore.MapStore. The first call for a

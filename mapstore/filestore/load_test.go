@@ -35,8 +35,9 @@ type op struct {
 
 // ReplayPartition hands over records in version order, whatever order
 // the log holds them in (out of order within a file, or older versions
-// in a later file), and both loading paths keep per key the record of
-// the highest version.
+// in a later file), ReplayPartitionKeys gives each key's records in
+// increasing versions (a write found twice once), and every loading path
+// keeps per key the record of the highest version.
 func TestReplayOrdersByVersion(t *testing.T) {
 	v := func(s string) []byte { return []byte(s) }
 	cases := []struct {
@@ -53,6 +54,11 @@ func TestReplayOrdersByVersion(t *testing.T) {
 			name: "out of order within a file",
 			runs: [][]op{{{"a", 2, v("a2")}, {"b", 4, nil}, {"a", 1, v("a1")}, {"b", 3, v("b3")}, {"c", 6, v("c6")}, {"c", 5, nil}}},
 			want: map[string]string{"a": "a2", "c": "c6"},
+		},
+		{
+			name: "the same write in two files",
+			runs: [][]op{{{"a", 1, v("a1")}, {"b", 2, v("b2")}}, {{"a", 1, v("a1")}, {"b", 3, nil}}},
+			want: map[string]string{"a": "a1"},
 		},
 		{
 			name: "older versions in a later file",
@@ -111,6 +117,28 @@ func TestReplayOrdersByVersion(t *testing.T) {
 			}
 			s.Close()
 			expectSame(t, got, want)
+
+			s = e.open(filestore.Options{})
+			got = map[string]string{}
+			seen := map[string]mapstore.Version{}
+			err = s.ReplayPartitionKeys(ctx, p, nil, func(k string, r mapstore.Record) error {
+				if v, ok := seen[k]; ok && !v.Less(r.Version) {
+					t.Errorf("key %s: version %v after %v", k, r.Version, v)
+				}
+				seen[k] = r.Version
+				if r.Deleted {
+					delete(got, k)
+				} else {
+					got[k] = string(r.Value)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			expectSame(t, got, want)
+
 			s = e.open(filestore.Options{})
 			defer s.Close()
 			expectSame(t, loadAll(t, s), want)

@@ -100,7 +100,7 @@ func (s *Store) adopt(ctx context.Context, p int, gen uint64, upto mapstore.Vers
 			keep = append(keep, sf) // replaced by this store's snapshot
 			continue
 		}
-		if _, rerr := s.readSnapshot(ctx, sf.name, p); rerr != nil {
+		if _, _, rerr := s.readSnapshot(ctx, sf.name, p); rerr != nil {
 			// Loading skips it anyway; this store's memory is the truth.
 			s.damage(Damage{File: sf.name, Reason: "snapshot of an acquired partition unusable, removed: " + rerr.Error()})
 			if err := s.fs.Remove(ctx, sf.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {

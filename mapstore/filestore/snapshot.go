@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -216,7 +217,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		}
 		return fmt.Errorf("stowage/mapstore/filestore: write snapshot %s: %w", name, err)
 	}
-	if _, err := s.readSnapshot(ctx, name, p); err != nil {
+	if _, _, err := s.readSnapshot(ctx, name, p); err != nil {
 		_ = s.fs.Remove(ctx, name)
 		return fmt.Errorf("stowage/mapstore/filestore: snapshot %s did not read back clean: %w", name, err)
 	}
@@ -283,19 +284,23 @@ func encodeSnapshot(h fileHeader, p int, upto mapstore.Version, entries []mapsto
 	return out, live
 }
 
-// readSnapshot decodes a whole snapshot; any damage makes it unusable, so
-// that the caller falls back to an older one.
-func (s *Store) readSnapshot(ctx context.Context, name string, p int) ([]mapstore.Record, error) {
+// readSnapshot reads a whole snapshot and checks it; any damage makes it
+// unusable, so that the caller falls back to an older one. It returns the
+// snapshot's bytes, for snapshotEntries, and its entry count.
+func (s *Store) readSnapshot(ctx context.Context, name string, p int) ([]byte, int, error) {
 	buf, err := fsbackend.ReadFile(ctx, s.fs, name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return decodeSnapshot(buf, p, s.parts)
+	n, err := checkSnapshot(buf, p, s.parts)
+	return buf, n, err
 }
 
-func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
+// checkSnapshot checks that buf is a whole snapshot of partition p (of
+// parts) and returns its entry count.
+func checkSnapshot(buf []byte, p, parts int) (int, error) {
 	sc := record.NewScanner(buf)
-	var out []mapstore.Record
+	count := 0
 	state := 0
 	for sc.Next() {
 		f := sc.Frame()
@@ -305,41 +310,75 @@ func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
 			h := decodeHeader(&d)
 			hp := d.uvarint()
 			if d.err != nil || h.Format != FormatVersion || int(h.Partitions) != parts || int(hp) != p {
-				return nil, fmt.Errorf("header does not match partition %d of %d", p, parts)
+				return 0, fmt.Errorf("header does not match partition %d of %d", p, parts)
 			}
 			state = 1
 		case state == 1 && f.Type == typeSnapChunk:
 			for len(d.b) > 0 && d.err == nil {
-				var r mapstore.Record
-				r.Partition = p
-				r.Key = d.bytes()
-				r.Version.Epoch = d.uvarint()
-				r.Version.Seq = d.uvarint()
-				r.Value = d.bytes()
+				d.bytes()
+				d.uvarint()
+				d.uvarint()
+				d.bytes()
 				if d.err == nil {
-					out = append(out, r)
+					count++
 				}
 			}
 			if d.err != nil {
-				return nil, d.err
+				return 0, d.err
 			}
 		case state == 1 && f.Type == typeSnapEnd:
 			n := d.uvarint()
-			if d.err != nil || n != uint64(len(out)) {
-				return nil, fmt.Errorf("end frame counts %d entries, found %d", n, len(out))
+			if d.err != nil || n != uint64(count) {
+				return 0, fmt.Errorf("end frame counts %d entries, found %d", n, count)
 			}
 			state = 2
 		default:
-			return nil, fmt.Errorf("unexpected frame %q at offset %d", f.Type, sc.Offset())
+			return 0, fmt.Errorf("unexpected frame %q at offset %d", f.Type, sc.Offset())
 		}
 	}
 	if ds := sc.Damages(); len(ds) > 0 {
-		return nil, fmt.Errorf("damage at offset %d: %w", ds[0].Offset, ds[0].Err)
+		return 0, fmt.Errorf("damage at offset %d: %w", ds[0].Offset, ds[0].Err)
 	}
 	if state != 2 {
-		return nil, errors.New("snapshot is incomplete (no end frame)")
+		return 0, errors.New("snapshot is incomplete (no end frame)")
 	}
-	return out, nil
+	return count, nil
+}
+
+// snapshotEntries calls fn with each entry of a snapshot checkSnapshot
+// accepted, in order; key and value alias buf.
+func snapshotEntries(buf []byte, fn func(key, value []byte, v mapstore.Version) error) error {
+	for off := 0; off+record.HeaderSize <= len(buf); {
+		n := int(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
+		typ, end := buf[off+3], off+record.HeaderSize+n
+		d := decoder{b: buf[off+record.HeaderSize : end : end]}
+		off = end
+		if typ != typeSnapChunk {
+			continue
+		}
+		for len(d.b) > 0 {
+			key := d.bytes()
+			v := mapstore.Version{Epoch: d.uvarint(), Seq: d.uvarint()}
+			if err := fn(key, d.bytes(), v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeSnapshot returns the entries of a whole snapshot of partition p.
+func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
+	n, err := checkSnapshot(buf, p, parts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mapstore.Record, 0, n)
+	err = snapshotEntries(buf, func(key, value []byte, v mapstore.Version) error {
+		out = append(out, mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+		return nil
+	})
+	return out, err
 }
 
 // rehash rewrites a map stored with another partition count: it reads every

@@ -96,7 +96,7 @@ func (s *Store) Verify(ctx context.Context, progress func(done, total int)) ([]D
 				out = append(out, Damage{File: fi.Name, Reason: "snapshot name does not parse"})
 				continue
 			}
-			if _, err := decodeSnapshot(buf, p, s.parts); err != nil {
+			if _, err := checkSnapshot(buf, p, s.parts); err != nil {
 				out = append(out, Damage{File: fi.Name, Length: int64(len(buf)), Reason: err.Error()})
 			}
 			continue
