@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -246,4 +247,24 @@ func waitSafe(t *testing.T, tc *tcluster) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// A member whose process is gone (its transport refuses connections) is
+// taken over before failure detection says so: here the others' views
+// never drop it, and its partitions still move.
+func TestClusterRefusedMemberTakenOver(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	failoverScenario(t, tc, func() {
+		gone := tc.live()[1]
+		gone.tr.Close() // nothing listens at its address any more
+		gone.node.Close()
+		tc.mu.Lock()
+		tc.members = slices.DeleteFunc(tc.members, func(m *tmember) bool { return m == gone })
+		tc.mu.Unlock()
+		// The views are not told: failure detection has not caught up.
+	})
 }

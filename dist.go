@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/stowage/stowage/cluster"
@@ -30,12 +31,16 @@ type dist struct {
 	startMin int               // members needed before the first table
 	timeout  time.Duration     // bound on one operation without a deadline
 
-	instMu  sync.Mutex // serialises install and reconcile
-	mu      sync.Mutex
-	table   *partition.Table // nil until the first table
-	tabCh   chan struct{}    // closed and replaced when the table changes
-	addrs   map[string]string
-	live    map[string]bool
+	instMu sync.Mutex // serialises install and reconcile
+	mu     sync.Mutex
+	table  *partition.Table // nil until the first table
+	tabCh  chan struct{}    // closed and replaced when the table changes
+	addrs  map[string]string
+	live   map[string]bool
+	// down: members whose transport refused a connection (nothing listens:
+	// the process is gone), kept out of tables and take-overs until they
+	// answer again, ahead of failure detection.
+	down    map[string]time.Time
 	wasMstr bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
@@ -52,7 +57,7 @@ type dist struct {
 func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
-		addrs: map[string]string{}, live: map[string]bool{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.slots = make([]*slot, count)
 	for i := range d.slots {
@@ -119,19 +124,100 @@ func (d *dist) goBackground(fn func()) bool {
 	return true
 }
 
-// refreshMembers reads the view: live members and their addresses.
+// refreshMembers reads the view: live members and their addresses. A
+// member whose transport refuses connections is left out.
 func (d *dist) refreshMembers() []cluster.Member {
 	ms := d.view.Members()
 	d.mu.Lock()
 	clear(d.live)
+	out := ms[:0:0]
 	for _, m := range ms {
-		d.live[m.ID] = true
 		if m.RPC != "" {
 			d.addrs[m.ID] = m.RPC
 		}
+		if _, down := d.down[m.ID]; down {
+			continue
+		}
+		d.live[m.ID] = true
+		out = append(out, m)
+	}
+	for id := range d.down {
+		if !slices.ContainsFunc(ms, func(m cluster.Member) bool { return m.ID == id }) {
+			delete(d.down, id) // failure detection caught up
+		}
 	}
 	d.mu.Unlock()
-	return ms
+	return out
+}
+
+// noteRefused takes a member whose transport refused a connection as
+// gone: it is left out from now on, the master is told (it checks for
+// itself), and this member's own loop recomputes if it is the master now.
+func (d *dist) noteRefused(addr string) {
+	id := d.idOf(addr)
+	if id == "" || id == d.self {
+		return
+	}
+	d.mu.Lock()
+	_, known := d.down[id]
+	if !known {
+		d.down[id] = time.Now()
+	}
+	d.mu.Unlock()
+	if known {
+		return
+	}
+	d.log.Info("stowage: member's transport refuses connections: taken as gone", "member", id)
+	d.kickLoop()
+	d.goBackground(func() {
+		ms := d.refreshMembers()
+		if len(ms) == 0 || ms[0].ID == d.self || ms[0].RPC == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+		defer cancel()
+		_, _ = d.rpc(ctx, ms[0].RPC, mSuspect, []byte(id))
+	})
+}
+
+// recheckDown asks members taken as gone whether they answer again.
+func (d *dist) recheckDown() {
+	d.mu.Lock()
+	var ids []string
+	for id, since := range d.down {
+		if time.Since(since) > 200*time.Millisecond {
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		a := d.addr(id)
+		if a == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 500*time.Millisecond)
+		_, err := d.tr.Call(ctx, a, mGetTab, nil)
+		cancel()
+		d.mu.Lock()
+		if err == nil {
+			delete(d.down, id)
+		} else if errors.Is(err, syscall.ECONNREFUSED) {
+			d.down[id] = time.Now()
+		}
+		d.mu.Unlock()
+		if err == nil {
+			d.log.Info("stowage: member answers again", "member", id)
+			d.kickLoop()
+		}
+	}
+}
+
+// kickLoop wakes the master loop.
+func (d *dist) kickLoop() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
 }
 
 func (d *dist) isLive(id string) bool {
@@ -303,6 +389,7 @@ func (d *dist) masterLoop() {
 	defer tick.Stop()
 	for {
 		ch := d.view.Changed()
+		d.recheckDown()
 		ms := d.refreshMembers()
 		d.rebalance(ms)
 		d.repair()
@@ -381,7 +468,7 @@ func (d *dist) collectTables(ms []cluster.Member) []*partition.Table {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
-		b, err := d.tr.Call(ctx, m.RPC, mGetTab, nil)
+		b, err := d.rpc(ctx, m.RPC, mGetTab, nil)
 		cancel()
 		if err != nil {
 			continue
@@ -409,7 +496,14 @@ func (d *dist) publish(ms []cluster.Member, t *partition.Table) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
 			defer cancel()
-			_, _ = d.tr.Call(ctx, addr, mTable, body)
+			b, err := d.rpc(ctx, addr, mTable, body)
+			var tm tableMsg
+			if err == nil && dec(b, &tm) == nil && tm.Version > t.Version {
+				// The member has a newer table (from a master this one did
+				// not know of): continue from it.
+				d.askFetch(addr)
+				d.kickLoop()
+			}
 		}(m.RPC)
 	}
 	wg.Wait()
@@ -441,7 +535,7 @@ func (d *dist) noteTable(ctx context.Context, from string, tv int64) {
 	if tv <= d.tableVersion() || d.tr == nil {
 		return
 	}
-	b, err := d.tr.Call(ctx, from, mGetTab, nil)
+	b, err := d.rpc(ctx, from, mGetTab, nil)
 	if err != nil {
 		return
 	}
@@ -497,7 +591,19 @@ func (d *dist) call(ctx context.Context, id, method string, req any) ([]byte, er
 	if a == "" || d.tr == nil {
 		return nil, fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, id)
 	}
-	return d.tr.Call(ctx, a, method, enc(req))
+	return d.rpc(ctx, a, method, enc(req))
+}
+
+// rpc is every call of the engine to another member. A refused
+// connection means nothing listens at the member's transport address: the
+// process is gone. That is noted at once (see noteRefused), well before
+// failure detection declares the member dead.
+func (d *dist) rpc(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	b, err := d.tr.Call(ctx, addr, method, body)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		d.noteRefused(addr)
+	}
+	return b, err
 }
 
 // owns reports whether the table makes this member p's owner.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // handle serves the calls of other members.
@@ -66,7 +67,10 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return nil, err
 		}
 		d.install(tm.table())
-		return nil, nil
+		if t, _ := d.currentTable(); t != nil && t.Version > tm.Version {
+			return enc(tableMsg{Version: t.Version}), nil
+		}
+		return enc(tableMsg{}), nil
 	case mGetTab:
 		t, _ := d.currentTable()
 		if t == nil {
@@ -79,6 +83,14 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return nil, err
 		}
 		return enc(d.n.onProbe(ctx, &req)), nil
+	case mSuspect:
+		// Another member's connection to id was refused: check it here.
+		if a := d.addr(string(body)); a != "" && string(body) != d.self {
+			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			_, _ = d.rpc(cctx, a, mGetTab, nil)
+			cancel()
+		}
+		return nil, nil
 	case mHealth:
 		loaded, why := d.n.localLoaded()
 		safe := false

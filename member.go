@@ -323,12 +323,12 @@ func (n *Node) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, 
 		return true, ""
 	}
 	tv := n.d.tableVersion()
-	for _, m := range n.d.view.Members() {
+	for _, m := range n.d.refreshMembers() {
 		if m.ID == n.d.self {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		b, err := n.d.tr.Call(cctx, m.RPC, mHealth, nil)
+		b, err := n.d.rpc(cctx, m.RPC, mHealth, nil)
 		cancel()
 		var ans healthAns
 		if err == nil {
@@ -561,7 +561,7 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 		for try := 0; try < 50; try++ { // a member that just started may not serve yet
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			var b []byte
-			b, err = n.d.tr.Call(cctx, m.RPC, mProbe, body)
+			b, err = n.d.rpc(cctx, m.RPC, mProbe, body)
 			cancel()
 			if err == nil {
 				err = dec(b, &ans)

@@ -25,6 +25,7 @@ const (
 	mMapInfo = "mapinfo" // size of a map's partitions on the callee
 	mRelease = "release" // new owner -> old holders: drop your copy
 	mProbe   = "probe"   // do you see this file in the map stores' storage?
+	mSuspect = "suspect" // my connection to this member was refused: check it
 )
 
 // Answer codes of the engine's own calls (transport failures are errors

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
+	"syscall"
 	"sync"
 	"time"
 )
@@ -94,7 +96,8 @@ func (n *MemNetwork) route(from, to, method string) (*MemTransport, error) {
 		return nil, unreachable(to, errors.New("link cut"))
 	}
 	if dst == nil {
-		return nil, unreachable(to, errors.New("no such address"))
+		// Nothing listens there, as after a process died.
+		return nil, unreachable(to, fmt.Errorf("no such address: %w", syscall.ECONNREFUSED))
 	}
 	if hook != nil {
 		if err := hook(from, to, method); err != nil {
@@ -156,7 +159,7 @@ func (t *MemTransport) Call(ctx context.Context, addr, method string, body []byt
 	}
 	dst.mu.Unlock()
 	if dclosed {
-		return nil, unreachable(addr, errors.New("member closed"))
+		return nil, unreachable(addr, fmt.Errorf("member closed: %w", syscall.ECONNREFUSED))
 	}
 	if h == nil {
 		dst.wg.Done()
