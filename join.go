@@ -1,0 +1,294 @@
+package stowage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore/filestore"
+)
+
+// Hazelcast properties (hazelcast.yaml `properties:`) the node reads.
+const (
+	propInitialMin = "hazelcast.initial.min.cluster.size"
+	// propLocalAddress is Hazelcast's property for the address a member
+	// binds and advertises.
+	propLocalAddress = "hazelcast.local.localAddress"
+	// propTransportPort is the port of the member-to-member transport
+	// (operations, backups, migration); 0 or unset picks a free one,
+	// announced to the others through membership.
+	propTransportPort = "stowage.transport.port"
+)
+
+// joinCluster starts membership and the transport as the configuration
+// asks (or takes them from Options), and names this member's run.
+func (n *Node) joinCluster(ctx context.Context) (cluster.View, cluster.Transport, error) {
+	run := filestore.NewRunID()
+	if n.opts.View != nil && n.opts.Transport != nil {
+		n.tr = n.opts.Transport
+		return n.opts.View, n.opts.Transport, nil
+	}
+	nw := n.cfg.Hazelcast.Network
+	if !nw.TCPIPEnabled {
+		return cluster.NewStaticView(cluster.Member{ID: "local-" + run, Run: run, Started: time.Now()}), nil, nil
+	}
+	host := n.bindHost()
+	tport := 0
+	if v := n.cfg.Hazelcast.Properties[propTransportPort]; v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			return nil, nil, fmt.Errorf("stowage: hazelcast.properties.%s: %q is not a port", propTransportPort, v)
+		}
+		tport = p
+	}
+	tr, err := cluster.ListenTCP(net.JoinHostPort(host, strconv.Itoa(tport)), cluster.TCPOptions{Logger: n.log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stowage: member transport: %w", err)
+	}
+	clu, err := cluster.Join(ctx, cluster.Config{
+		ClusterName: n.cfg.Hazelcast.ClusterName, BindAddr: host, Port: nw.Port,
+		PortAutoIncrement: nw.PortAutoIncrement, PortCount: nw.PortCount, MemberList: nw.MemberList,
+		RPCAddr: tr.Addr(), Run: run, Logger: n.log, Timing: n.opts.Timing,
+	})
+	if err != nil {
+		tr.Close()
+		return nil, nil, err
+	}
+	n.clu, n.tr, n.ownT = clu, tr, true
+	return clu, tr, nil
+}
+
+// bindHost is the address this member listens and is reached at:
+// network.public-address, else hazelcast.local.localAddress, else
+// 127.0.0.1 when every member-list entry is a loopback address, else the
+// host's first non-loopback IPv4 address.
+func (n *Node) bindHost() string {
+	h := n.cfg.Hazelcast
+	if a := h.Network.PublicAddress; a != "" {
+		if host, _, err := net.SplitHostPort(a); err == nil {
+			return host
+		}
+		return a
+	}
+	if a := h.Properties[propLocalAddress]; a != "" {
+		return a
+	}
+	loopback := true
+	for _, e := range h.Network.MemberList {
+		host := e
+		if hh, _, err := net.SplitHostPort(e); err == nil {
+			host = hh
+		}
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+			loopback = false
+		}
+	}
+	if loopback {
+		return "127.0.0.1"
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+type clusterSettings struct {
+	replicas, startMin int
+}
+
+// clusterConfig derives the table's replica-set size (owner plus the
+// most backups any map asks for), the members needed before the first
+// table (hazelcast.initial.min.cluster.size).
+func (n *Node) clusterConfig() clusterSettings {
+	h := n.cfg.Hazelcast
+	b := n.cfg.Engine.BackupCount
+	for _, mc := range h.Maps {
+		b = max(b, mc.SyncBackups(n.cfg.Engine.BackupCount)+mc.AsyncBackupCount)
+	}
+	b = min(b, config.MaxBackupCount)
+	start := 1
+	if v, err := strconv.Atoi(h.Properties[propInitialMin]); err == nil && v > 0 {
+		start = v
+	}
+	return clusterSettings{replicas: b + 1, startMin: start}
+}
+
+// backupCounts returns a map's synchronous and asynchronous backups.
+func (n *Node) backupCounts(name string) (int, int) {
+	mc, _ := n.cfg.Hazelcast.MapFor(name)
+	return mc.SyncBackups(n.cfg.Engine.BackupCount), mc.AsyncBackupCount
+}
+
+// quorumOf returns the split-brain protection of a map: the minimum
+// cluster size for writes and for reads (0: none).
+func (n *Node) quorumOf(name string) (writes, reads int) {
+	mc, _ := n.cfg.Hazelcast.MapFor(name)
+	sb, ok := n.cfg.Hazelcast.SplitBrainProtection[mc.SplitBrainProtectionRef]
+	if !ok || !sb.Enabled {
+		return 0, 0
+	}
+	switch sb.ProtectOn {
+	case "READ":
+		return 0, sb.MinimumClusterSize
+	case "WRITE":
+		return sb.MinimumClusterSize, 0
+	}
+	return sb.MinimumClusterSize, sb.MinimumClusterSize
+}
+
+// runID is this member run's name in shared storage.
+func (n *Node) runID() string { return n.d.view.Self().Run }
+
+// runIsLive reports whether a member run still writes to shared storage:
+// it belongs to a live member.
+func (n *Node) runIsLive(run string) bool {
+	if run == n.runID() {
+		return true
+	}
+	for _, m := range n.d.view.Members() {
+		if m.Run == run {
+			return true
+		}
+	}
+	return false
+}
+
+// storeLiveness is the map stores' IsLive: nil for a member alone (no
+// other run can be writing), else runIsLive.
+func (n *Node) storeLiveness() func(string) bool {
+	if n.d.tr == nil {
+		return nil
+	}
+	return n.runIsLive
+}
+
+// probeDir is where members leave a file so that the others can check
+// they share the map stores' storage: namespace/clusterName/probeDir/.
+const probeDir = ".stowage-members"
+
+// checkShared refuses to run a cluster on map-store storage that the
+// members do not share (a local directory on each host, a different
+// bucket or namespace): the member writes a file under each map store's
+// namespace/clusterName and asks every other member whether it sees it
+// there (shared/DESIGN.md §3). A member alone has nothing to check.
+func (n *Node) checkShared(ctx context.Context) error {
+	if n.d.tr == nil {
+		return nil
+	}
+	var errs []error
+	for _, mc := range n.cfg.Hazelcast.Maps {
+		ms := mc.MapStore
+		if ms == nil || !ms.Enabled {
+			continue
+		}
+		if ms.StoreType() == config.StoreBBolt {
+			if n.d.startMin > 1 || len(n.cfg.Hazelcast.Network.MemberList) > 1 {
+				errs = append(errs, fmt.Errorf("stowage: hazelcast.map.%s.map-store: type bbolt keeps one member's file; a cluster needs type hdfs on shared storage", mc.Pattern))
+			}
+			continue
+		}
+		if err := n.probeStore(ctx, mc.Pattern, ms); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapStoreConfig) error {
+	f, err := n.openFS(ctx, ms.Properties)
+	if err != nil {
+		return fmt.Errorf("stowage: map-store of %q: %w", pattern, err)
+	}
+	defer f.Close()
+	name := fsbackend.Join(mapDir(ms, probeDir), n.runID())
+	data := []byte(n.d.self)
+	_ = f.Remove(ctx, name)
+	if err := fsbackend.WriteFile(ctx, f, name, data); err != nil {
+		return fmt.Errorf("stowage: map-store of %q: write %s: %w", pattern, name, err)
+	}
+	// Probe files of runs that are over go (a run that ends removes its
+	// own, one that crashed leaves it).
+	if list, err := f.List(ctx, mapDir(ms, probeDir)); err == nil {
+		for _, fi := range list {
+			if run := path.Base(fi.Name); run != n.runID() && !n.runIsLive(run) {
+				_ = f.Remove(ctx, fi.Name)
+			}
+		}
+	}
+	body := enc(probeReq{Name: n.runID(), Data: data, Store: pattern})
+	for _, m := range n.d.view.Members() {
+		if m.ID == n.d.self || m.RPC == "" {
+			continue
+		}
+		var ans codeAns
+		var err error
+		for try := 0; try < 50; try++ { // a member that just started may not serve yet
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			var b []byte
+			b, err = n.d.rpc(cctx, m.RPC, mProbe, body)
+			cancel()
+			if err == nil {
+				err = dec(b, &ans)
+			}
+			if err == nil || !errors.Is(err, cluster.ErrNoHandler) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			n.log.Warn("stowage: could not check that the map-store storage is shared", "member", m.ID, "err", err)
+			continue
+		}
+		if ans.Code != codeOK {
+			return fmt.Errorf("%w: member %s does not see %s/%s of hazelcast.map.%s.map-store (namespace %q, clusterName %q, storage %s): %s",
+				ErrNotShared, m.ID, mapDir(ms, probeDir), n.runID(), pattern, ms.Namespace(), ms.ClusterName(), ms.Properties.Get("fs.defaultFS", ms.Properties.Get("storage.type", "")), ans.Msg)
+		}
+	}
+	return nil
+}
+
+// onProbe answers whether this member sees another member's probe file.
+func (n *Node) onProbe(ctx context.Context, req *probeReq) codeAns {
+	var ms *config.MapStoreConfig
+	for _, mc := range n.cfg.Hazelcast.Maps {
+		if mc.Pattern == req.Store && mc.MapStore != nil {
+			ms = mc.MapStore
+		}
+	}
+	if ms == nil {
+		return codeAns{Code: codeFailed, Msg: fmt.Sprintf("no map-store entry %q here", req.Store)}
+	}
+	if err := fsbackend.ValidName(req.Name); err != nil || strings.Contains(req.Name, "/") {
+		return codeAns{Code: codeFailed, Msg: "bad probe name"}
+	}
+	f, err := n.openFS(ctx, ms.Properties)
+	if err != nil {
+		return codeAns{Code: codeFailed, Msg: err.Error()}
+	}
+	defer f.Close()
+	b, err := fsbackend.ReadFile(ctx, f, fsbackend.Join(mapDir(ms, probeDir), req.Name))
+	if err != nil {
+		return codeAns{Code: codeFailed, Msg: err.Error()}
+	}
+	if !bytes.Equal(b, req.Data) {
+		return codeAns{Code: codeFailed, Msg: "the file holds something else"}
+	}
+	return codeAns{}
+}
+
+// ErrNotShared is returned by Open when the map stores' storage is not
+// the same for every member.
+var ErrNotShared = errors.New("stowage: map-store storage is not shared by the members")
