@@ -1,0 +1,256 @@
+package stowage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+)
+
+// fillAll gives partition p (every ready map) to each live backup the
+// table names, and returns those that took it.
+func (d *dist) fillAll(ctx context.Context, p int, epoch uint64, cores []*core) []string {
+	t, _ := d.currentTable()
+	if t == nil || t.Owner(p) != d.self {
+		return nil
+	}
+	want := slices.Clone(t.Owners[p][1:])
+	if len(want) == 0 {
+		return nil
+	}
+	ok := make([]bool, len(want))
+	var wg sync.WaitGroup
+	for i, b := range want {
+		// Each backup gets the maps that keep a backup at its place.
+		body := enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok[i] = d.fillTo(ctx, b, p, body) == nil
+		}()
+	}
+	wg.Wait()
+	var out []string
+	for i, b := range want {
+		if ok[i] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// errNotReplica: the member is no longer a live replica of the partition.
+var errNotReplica = errors.New("stowage: member is no longer a replica")
+
+// fillTo sends a fill until the backup took it or is no longer a live
+// replica of p.
+func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
+	delay := 10 * time.Millisecond
+	for {
+		a := d.addr(b)
+		var resp []byte
+		err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
+		if a != "" && d.tr != nil {
+			resp, err = d.rpc(ctx, a, mFill, body)
+		}
+		if err == nil {
+			var ans codeAns
+			if err = dec(resp, &ans); err == nil {
+				switch ans.Code {
+				case codeOK:
+					return nil
+				case codeNeedFill:
+					d.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
+					// A partial fill onto a copy that is not whole: the
+					// whole partition is sent again, the caller routes again.
+					s := d.slots[p]
+					s.mu.Lock()
+					s.dirty = true
+					s.mu.Unlock()
+					d.goBackground(func() { d.refill([]int{p}) })
+					return errMoved{p}
+				}
+				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
+				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
+				d.askFetch(a)
+			}
+		}
+		if !d.inReplicaSet(p, b) || !d.isLive(b) {
+			return errNotReplica
+		}
+		if !d.owns(p) {
+			return errMoved{p}
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		case <-d.ctx.Done():
+			return ErrClosed
+		}
+		delay = min(2*delay, 500*time.Millisecond)
+	}
+}
+
+// releaseOthers tells every member that reported a copy of p, other than
+// the backups just filled, to drop it.
+func (d *dist) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
+	body := enc(releaseReq{TV: d.tableVersion(), P: p, Epoch: epoch})
+	for _, id := range holders {
+		a := d.addr(id)
+		if id == d.self || slices.Contains(backups, id) || a == "" || d.tr == nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, _ = d.rpc(rctx, a, mRelease, body)
+		cancel()
+	}
+}
+
+// prepareMapPart makes one map's partition ready on an active owner (a
+// map new here, LAZY, or unknown when the partition was taken over): it
+// loads what the store has, records the slot's epoch start for it, and
+// gives it to the backups.
+func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
+	s := d.slots[pt.id]
+	s.mu.Lock()
+	st, epoch, backups := s.st, s.epoch, slices.Clone(s.backups)
+	s.mu.Unlock()
+	if st != stActive {
+		return errMoved{pt.id}
+	}
+	pt.mu.Lock()
+	loaded := pt.loaded
+	pt.mu.Unlock()
+	if c.store != nil && !loaded {
+		if _, err := c.loadFromStore(ctx, pt); err != nil {
+			return err
+		}
+	}
+	pt.mu.Lock()
+	from := pt.ver.Seq
+	pt.ver = mapstore.Version{Epoch: epoch, Seq: from}
+	pt.mu.Unlock()
+	if c.store != nil {
+		if err := c.startEpoch(ctx, pt.id, epoch, from); err != nil {
+			return err
+		}
+	}
+	if len(backups) == 0 {
+		return nil
+	}
+	mp := c.export(pt, true)
+	body := enc(fillReq{TV: d.tableVersion(), Epoch: epoch, Data: partData{P: pt.id, Maps: []mapPart{mp}}, Partial: true})
+	syncB, asyncB, _ := d.targets(pt.id, c, backups)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, b := range append(syncB, asyncB...) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.fillTo(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// refill gives active partitions to backups the table added (or that
+// lost their copy), with writes held meanwhile, and tells backups the
+// table removed to drop theirs.
+func (d *dist) refill(ps []int) {
+	for _, p := range ps {
+		if d.ctx.Err() != nil {
+			return
+		}
+		d.refill1(p)
+	}
+}
+
+func (d *dist) refill1(p int) {
+	s := d.slots[p]
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	t, _ := d.currentTable()
+	s.mu.Lock()
+	if s.st != stActive || t == nil || t.Owner(p) != d.self {
+		s.mu.Unlock()
+		return
+	}
+	want := slices.Clone(t.Owners[p][1:])
+	old := s.backups
+	force := s.dirty
+	if slices.Equal(old, want) && !force {
+		s.mu.Unlock()
+		return
+	}
+	if err := s.holdWritesLocked(d.ctx); err != nil {
+		s.mu.Unlock()
+		return
+	}
+	epoch := s.epoch
+	cores := d.n.allCores()
+	bodies := make([][]byte, len(want))
+	for i := range want {
+		bodies[i] = enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+	}
+	s.dirty = false
+	s.mu.Unlock()
+
+	ok := make([]bool, len(want))
+	var wg sync.WaitGroup
+	for i, b := range want {
+		if slices.Contains(old, b) && !force {
+			ok[i] = true
+			continue
+		}
+		body := bodies[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok[i] = d.fillTo(d.ctx, b, p, body) == nil
+		}()
+	}
+	wg.Wait()
+	var now []string
+	for i, b := range want {
+		if ok[i] {
+			now = append(now, b)
+		}
+	}
+	s.mu.Lock()
+	if s.st == stActive {
+		s.backups = now
+	}
+	s.releaseWritesLocked()
+	s.mu.Unlock()
+	if len(now) < len(want) {
+		// Try the others again soon (the master loop's repair would, later).
+		d.goBackground(func() {
+			select {
+			case <-time.After(100 * time.Millisecond):
+				d.refill1(p)
+			case <-d.ctx.Done():
+			}
+		})
+	}
+	var gone []string
+	for _, b := range old {
+		if !slices.Contains(want, b) {
+			gone = append(gone, b)
+		}
+	}
+	d.releaseOthers(d.ctx, p, epoch, now, gone)
+}
