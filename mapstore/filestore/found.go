@@ -24,8 +24,8 @@ import (
 // compactly encoded, while the file's bytes are in the cache (values stay
 // in the file's bytes, found by offset). Loading a partition later walks
 // a few small arrays in order instead of frames scattered over whole
-// files, and a segment holds two pointers, so millions of records cost
-// the garbage collector nothing.
+// files, and a segment holds a few pointers whatever its size, so
+// millions of records cost the garbage collector nothing.
 
 // segment is what one log file holds of one partition.
 type segment struct {
@@ -195,8 +195,8 @@ type epochStart struct {
 // replay calls fn, in version order, with every put and delete that
 // recovery applies over a snapshot as of upto: above upto, and not of an
 // older epoch beyond the point a later epoch started from. Records of
-// equal versions keep the order of the files. Key and value alias the
-// files' bytes.
+// equal versions keep the order of the files. The key aliases its
+// segment's recs, the value its file's bytes.
 func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	var starts []epochStart
 	ordered := true
@@ -235,7 +235,7 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 		}
 		return nil
 	}
-	// Out of order: decode what is kept, sort it, apply it.
+	// Out of order: decode what is kept, order it, apply it.
 	kept := make([]logEntry, 0, f.count())
 	for i := range f {
 		c := cursor{g: &f[i]}
@@ -245,13 +245,21 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 			}
 		}
 	}
-	slices.SortStableFunc(kept, func(a, b logEntry) int {
-		if c := cmp.Compare(a.ver.Epoch, b.ver.Epoch); c != 0 {
+	order := make([]int32, len(kept))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		va, vb := kept[a].ver, kept[b].ver
+		if c := cmp.Compare(va.Epoch, vb.Epoch); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ver.Seq, b.ver.Seq)
+		if c := cmp.Compare(va.Seq, vb.Seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b) // equal versions: in the order of the files
 	})
-	for i := range kept {
+	for _, i := range order {
 		if err := fn(&kept[i]); err != nil {
 			return err
 		}
