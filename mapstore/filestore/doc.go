@@ -14,11 +14,15 @@
 // when compaction falls behind, Admit makes new writes wait, so disk stays
 // within about twice the live bytes plus one segment.
 //
-// Loading: Open scans the log once; ReplayPartition (or LoadPartition, the
-// MapStore form) merges a partition's newest readable snapshot with its log
-// by version. Torn tails are cut, damaged frames skipped and reported via
-// Options.OnDamage, a damaged snapshot falls back to an older one, a missing
-// META is rebuilt, and a changed partition count is re-hashed.
+// Loading: Open scans the log once, in parallel over files, and keeps per
+// partition only the versions and keys of its records (values stay in
+// the bytes read, which loaded values share). ReplayPartition (or
+// ReplayPartitionKeys, which also hands over each key as a string the
+// caller's map can keep, or LoadPartition, the MapStore form) merges a
+// partition's newest readable snapshot with its log by version. Torn
+// tails are cut, damaged frames skipped and reported via
+// Options.OnDamage, a damaged snapshot falls back to an older one, a
+// missing META is rebuilt, and a changed partition count is re-hashed.
 //
 // # Members sharing a map directory
 //
