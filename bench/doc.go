@@ -9,6 +9,9 @@
 //     same files;
 //   - disk bytes / live bytes after overwriting every key 10 times.
 //
-// `stowage bench` runs them and prints a table; bench/README.md records one
-// run with its machine and command.
+// `stowage bench` runs them and prints a table; it also measures a cluster
+// of member processes on loopback (puts/s of 3 members with backup-count 1
+// against one member, and fail-over time after a SIGKILL), which lives in
+// cmd/stowage because it starts `stowage node` processes. bench/README.md
+// records runs with their machine and command.
 package bench

@@ -26,12 +26,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
+	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
+	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
+	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
+	killMaster := fl.Bool("kill-master", false, "in the fail-over runs, SIGKILL the master rather than another member")
+	freeze := fl.Bool("freeze", false, "in the fail-over runs, SIGSTOP the member instead of SIGKILL: it stops answering but its connections stay open, as when its host or the network fails")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
+	explicit := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	perWriter, keys := 400, 20_000
 	if *quick {
 		perWriter, keys, *entries = 40, 2_000, 20_000
+		if !explicit["cluster"] && !*clusterOnly {
+			*clusterOn = false
+		}
+		if !explicit["failovers"] {
+			*failovers = 1
+		}
 	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "stowage-bench-")
@@ -45,6 +58,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	host, _ := os.Hostname()
 	fmt.Fprintf(stdout, "stowage bench: %s, %d CPUs, %s/%s, %s, dir %s\n\n", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), *dir)
 	say := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+	runCluster := func() error {
+		cb := &clusterBench{dir: sub("cluster"), writers: *writers, perWriter: perWriter, valueSize: *valueSize, failovers: *failovers, killMaster: *killMaster, freeze: *freeze, say: say}
+		_, err := cb.run(ctx, stdout)
+		return err
+	}
+	if *clusterOnly {
+		return runCluster()
+	}
 
 	say("write-through: raw group commit ...")
 	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
@@ -89,7 +110,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
-	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	if *clusterOn {
+		if err := runCluster(); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
 	if *fsURI == "" {
 		return nil
 	}
@@ -115,7 +141,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\non %s (namespace %s), beside local disk from this run\n", *fsURI, target.Namespace)
+	fmt.Fprintf(stdout, "on %s (namespace %s), beside local disk from this run\n", *fsURI, target.Namespace)
 	fmt.Fprintf(stdout, "  write-through: %.0f puts/s (%.1f records per batch file); local %.0f puts/s (%.1f per fdatasync)\n", remote.PutsPerSec, remote.RecordsPerSync, st.PutsPerSec, st.RecordsPerSync)
 	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
 	return nil
