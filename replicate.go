@@ -153,7 +153,7 @@ func (d *dist) undo(c *core, p *part, t writeTicket, r mapstore.Record, prev ent
 		if errs[i] != nil {
 			continue
 		}
-		if _, err := d.tr.Call(ctx, d.addr(b), mRevert, body); err != nil {
+		if _, err := d.rpc(ctx, d.addr(b), mRevert, body); err != nil {
 			// The backup is going away or will be filled again.
 			d.log.Debug("stowage: revert not delivered", "member", b, "partition", p.id, "err", err)
 		}
@@ -173,7 +173,7 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 		if a == "" || d.tr == nil {
 			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
 		} else {
-			resp, err = d.tr.Call(ctx, a, mBackup, body)
+			resp, err = d.rpc(ctx, a, mBackup, body)
 		}
 		if err == nil {
 			var ans codeAns
