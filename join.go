@@ -179,6 +179,21 @@ func (n *Node) storeLiveness() func(string) bool {
 // they share the map stores' storage: namespace/clusterName/probeDir/.
 const probeDir = ".stowage-members"
 
+// probeGrace is how old a run must be before its probe file may be
+// removed by another member that does not see it.
+const probeGrace = 10 * time.Minute
+
+// runStart reads the start time from a run id (filestore.NewRunID:
+// YYYYMMDDTHHMMSS-hex, UTC).
+func runStart(run string) (time.Time, bool) {
+	stamp, _, ok := strings.Cut(run, "-")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("20060102T150405", stamp)
+	return t, err == nil
+}
+
 // checkShared refuses to run a cluster on map-store storage that the
 // members do not share (a local directory on each host, a different
 // bucket or namespace): the member writes a file under each map store's
@@ -219,11 +234,13 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 	if err := fsbackend.WriteFile(ctx, f, name, data); err != nil {
 		return fmt.Errorf("stowage: map-store of %q: write %s: %w", pattern, name, err)
 	}
-	// Probe files of runs that are over go (a run that ends removes its
-	// own, one that crashed leaves it).
+	// Probe files of runs that are over go: runs no member has that
+	// started long enough ago that they cannot be members still joining.
 	if list, err := f.List(ctx, mapDir(ms, probeDir)); err == nil {
 		for _, fi := range list {
-			if run := path.Base(fi.Name); run != n.runID() && !n.runIsLive(run) {
+			run := path.Base(fi.Name)
+			started, ok := runStart(run)
+			if run != n.runID() && ok && time.Since(started) > probeGrace && !n.runIsLive(run) {
 				_ = f.Remove(ctx, fi.Name)
 			}
 		}
