@@ -41,6 +41,7 @@ type dist struct {
 	// the process is gone), kept out of tables and take-overs until they
 	// answer again, ahead of failure detection.
 	down    map[string]time.Time
+	seen    map[string]bool // the live members at the last refresh
 	wasMstr bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
@@ -57,7 +58,7 @@ type dist struct {
 func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
-		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.slots = make([]*slot, count)
 	for i := range d.slots {
@@ -146,7 +147,28 @@ func (d *dist) refreshMembers() []cluster.Member {
 			delete(d.down, id) // failure detection caught up
 		}
 	}
+	// Connections to members that left the view are closed, so that calls
+	// waiting on a hung member fail now and are routed again.
+	var gone []string
+	for id := range d.seen {
+		if !d.live[id] {
+			if _, down := d.down[id]; !down {
+				gone = append(gone, d.addrs[id])
+			}
+			delete(d.seen, id)
+		}
+	}
+	for id := range d.live {
+		d.seen[id] = true
+	}
 	d.mu.Unlock()
+	if dr, ok := d.tr.(cluster.Dropper); ok {
+		for _, a := range gone {
+			if a != "" {
+				dr.Drop(a)
+			}
+		}
+	}
 	return out
 }
 

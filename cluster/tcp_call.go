@@ -128,9 +128,12 @@ func (t *TCPTransport) openStream(ctx context.Context, addr string) (*yamux.Stre
 		if err != nil {
 			return nil, err
 		}
-		st, err := sess.OpenStream()
+		st, err := openStream(ctx, sess)
 		if err == nil {
 			return st, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err // the caller gave up; the connection may be fine
 		}
 		sess.Close()
 		p.sess.CompareAndSwap(sess, nil)
@@ -212,5 +215,46 @@ func afterFunc(ctx context.Context, f func()) (stop func()) {
 		if !s() {
 			<-done
 		}
+	}
+}
+
+// openStream is sess.OpenStream bounded by ctx: yamux waits, without a
+// context, while too many streams are unacknowledged (a hung peer). A
+// stream opened after the caller gave up is closed at once.
+func openStream(ctx context.Context, sess *yamux.Session) (*yamux.Stream, error) {
+	type opened struct {
+		st  *yamux.Stream
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		st, err := sess.OpenStream()
+		ch <- opened{st, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.st, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.st != nil {
+				o.st.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// Drop closes the connection to addr, if any: calls in flight to it fail
+// at once (their outcome unknown) instead of waiting for their deadline or
+// for keepalive to find the peer dead. The next call dials again.
+func (t *TCPTransport) Drop(addr string) {
+	t.mu.Lock()
+	p := t.peers[addr]
+	t.mu.Unlock()
+	if p == nil {
+		return
+	}
+	if s := p.sess.Swap(nil); s != nil {
+		s.Close()
 	}
 }

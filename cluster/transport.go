@@ -44,6 +44,13 @@ type Transport interface {
 	Close() error
 }
 
+// Dropper is implemented by transports that keep connections: Drop
+// closes the one to addr (a member that failed), failing the calls in
+// flight to it at once.
+type Dropper interface {
+	Drop(addr string)
+}
+
 // Errors of the transport.
 var (
 	// ErrUnreachable: the request was not delivered (no connection, or
