@@ -40,9 +40,12 @@ type dist struct {
 	// down: members whose transport refused a connection (nothing listens:
 	// the process is gone), kept out of tables and take-overs until they
 	// answer again, ahead of failure detection.
-	down    map[string]time.Time
-	seen    map[string]bool // the live members at the last refresh
-	wasMstr bool
+	down map[string]time.Time
+	seen map[string]bool // the live members at the last refresh
+
+	bmu      sync.Mutex
+	batchers map[batchKey]*batcher
+	wasMstr  bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
 
@@ -58,7 +61,7 @@ type dist struct {
 func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
-		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.slots = make([]*slot, count)
 	for i := range d.slots {

@@ -10,6 +10,15 @@ import (
 // handle serves the calls of other members.
 func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]byte, error) {
 	switch method {
+	case mBatch:
+		var req batchReq
+		if err := dec(body, &req); err != nil {
+			return nil, err
+		}
+		if req.Method == mBatch {
+			return nil, fmt.Errorf("stowage: a batch inside a batch")
+		}
+		return enc(d.onBatch(ctx, from, &req)), nil
 	case mOp:
 		var req opReq
 		if err := dec(body, &req); err != nil {

@@ -173,7 +173,7 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 		if a == "" || d.tr == nil {
 			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
 		} else {
-			resp, err = d.rpc(ctx, a, mBackup, body)
+			resp, err = d.batched(ctx, a, mBackup, body)
 		}
 		if err == nil {
 			var ans codeAns

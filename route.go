@@ -94,7 +94,12 @@ func retryable(err error) bool {
 func (n *Node) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
 	d := n.d
 	req := opReq{TV: d.tableVersion(), Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: toW(o.expVer)}
-	b, err := d.call(ctx, owner, mOp, req)
+	var b []byte
+	a := d.addr(owner)
+	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
+	if a != "" && d.tr != nil {
+		b, err = d.batched(ctx, a, mOp, enc(req))
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, cluster.ErrUnreachable), errors.Is(err, cluster.ErrNoHandler),
