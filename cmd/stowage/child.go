@@ -41,6 +41,7 @@ func startNode(ctx context.Context, dir, logPath string) (*child, error) {
 	}
 	cmd := exec.Command(exe, "node", "--config-dir", dir, "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), childEnv...)
+	dieWithParent(cmd)
 	cmd.Stderr = lf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
