@@ -100,6 +100,13 @@ type replayer interface {
 	PendingCount(p int) int
 }
 
+// keyReplayer is implemented by stores whose loading path hands over
+// each record's key also as a string the map can keep without a copy,
+// each key's records in increasing versions (the file map store).
+type keyReplayer interface {
+	ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error
+}
+
 // admitter is implemented by stores that throttle writers while
 // compaction catches up.
 type admitter interface {
@@ -125,7 +132,26 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 	entries := map[string]entry{}
 	var maxV mapstore.Version
 	var err error
-	if rp, ok := c.store.(replayer); ok {
+	store := c.store
+	if cs, ok := store.(*closingStore); ok {
+		store = cs.MapStore
+	}
+	if kr, ok := store.(keyReplayer); ok {
+		// The snapshot's entries, then the log's records in version
+		// order, none twice: applying each in turn keeps the highest
+		// version per key; a delete removes the key.
+		err = kr.ReplayPartitionKeys(ctx, p.id, func(n int) { entries = make(map[string]entry, n) }, func(k string, r mapstore.Record) error {
+			if maxV.Less(r.Version) {
+				maxV = r.Version
+			}
+			if r.Deleted {
+				delete(entries, k)
+			} else {
+				entries[k] = entry{val: r.Value, ver: r.Version}
+			}
+			return nil
+		})
+	} else if rp, ok := c.store.(replayer); ok {
 		if n := rp.PendingCount(p.id); n > 0 {
 			entries = make(map[string]entry, n)
 		}
