@@ -23,6 +23,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writers := fl.Int("writers", 64, "concurrent writers")
 	valueSize := fl.Int("value-size", 256, "value size in bytes")
 	entries := fl.Int("load-entries", 1_000_000, "entries for the EAGER load benchmark")
+	checkpointSize := fl.Int("checkpoint-size", 1<<20, "state bytes of each checkpoint in the checkpoint store benchmark")
+	checkpointCount := fl.Int("checkpoints", 10_000, "checkpoints of one pipeline among which the latest is looked up")
 	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
@@ -36,9 +38,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	explicit := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	perWriter, keys := 400, 20_000
+	perWriter, keys, checkpointStores := 400, 20_000, 50
 	if *quick {
-		perWriter, keys, *entries = 40, 2_000, 20_000
+		perWriter, keys, *entries, checkpointStores = 40, 2_000, 20_000, 10
+		if !explicit["checkpoints"] {
+			*checkpointCount = 1_000
+		}
 		if !explicit["cluster"] && !*clusterOnly {
 			*clusterOn = false
 		}
@@ -111,6 +116,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
 	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	say("checkpoint storage ...")
+	cp, err := bench.Checkpoints(ctx, sub("checkpoint"), *checkpointSize, checkpointStores, *checkpointCount)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	fmt.Fprintf(stdout, "checkpoint storage on local disk\n")
+	fmt.Fprintf(stdout, "  store of a %d KiB state, %d stores, max-retained %d: median %v, p90 %v; raw atomic write of the same bytes: median %v, ratio %.2f\n",
+		cp.StateSize>>10, cp.Stores, cp.MaxRetained, cp.Store.Round(10*time.Microsecond), cp.StoreP90.Round(10*time.Microsecond), cp.Raw.Round(10*time.Microsecond), float64(cp.Raw)/float64(cp.Store))
+	fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v, %.0f file(s) opened per lookup; listing the job's directory alone: %v\n\n",
+		cp.Checkpoints, cp.Latest.Round(10*time.Microsecond), cp.FilesOpened, cp.List.Round(10*time.Microsecond))
 	if *clusterOn {
 		if err := runCluster(); err != nil {
 			return fmt.Errorf("cluster: %w", err)

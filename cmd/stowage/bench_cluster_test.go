@@ -105,3 +105,16 @@ func TestBenchClusterInterrupted(t *testing.T) {
 		t.Fatalf("only %d processes started before the cancel", len(cb.started))
 	}
 }
+
+func TestBenchSingleMemberSmoke(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--quick", "--cluster=false", "--writers", "4", "--load-entries", "2000", "--checkpoints", "100", "--checkpoint-size", "65536", "--dir", t.TempDir()}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"raw group-commit", "EAGER load", "disk/live", "1 file(s) opened per lookup"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -21,7 +21,9 @@ commands:
   inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME) SUBCOMMAND
            maps | stats MAP | dump MAP | get MAP KEY | verify | compact MAP
            checkpoints list [JOB] | checkpoints show JOB PIPELINE [CHECKPOINT] | checkpoints verify
-  bench    [--quick] [--dir DIR]            benchmark write-through, load and disk use against references
+  bench    [--quick] [--dir DIR] [--fs URI] write-through, EAGER load, disk use and checkpoint storage against
+           [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
+           [--kill-master] [--freeze]
 
 Run 'stowage <command> -h' for the flags of one command.
 `
