@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/partition"
 )
 
@@ -214,7 +214,7 @@ func benchAddrs(ms []*child) []string {
 // (its own ports, data directory and cluster name), starts them, and waits
 // until each is healthy and every backup is filled.
 func (cb *clusterBench) startCluster(ctx context.Context, name string, k int) ([]*child, error) {
-	base, err := benchPortRange(10)
+	base, err := freeMemberPorts(10)
 	if err != nil {
 		return nil, err
 	}
@@ -411,17 +411,8 @@ func benchPuts(ctx context.Context, client *http.Client, addrs []string, prefix 
 	return float64(writers*n) / time.Since(start).Seconds(), nil
 }
 
-// benchClusterInfo is the part of GET /v1/cluster the bench reads.
-type benchClusterInfo struct {
-	Self                string         `json:"self"`
-	Members             []string       `json:"members"`
-	Master              string         `json:"master"`
-	PartitionCount      int            `json:"partition_count"`
-	PartitionTableVer   int64          `json:"partition_table_version"`
-	PartitionsPerMember map[string]int `json:"partitions_per_member"`
-	BackupsPerMember    map[string]int `json:"backups_per_member"`
-	Safe                bool           `json:"safe"`
-}
+// benchClusterInfo is GET /v1/cluster.
+type benchClusterInfo = stowage.ClusterInfo
 
 func benchClusterInfoOf(ctx context.Context, addr string) (benchClusterInfo, error) {
 	var ci benchClusterInfo
@@ -471,43 +462,6 @@ func benchWaitCluster(ctx context.Context, ms []*child, limit time.Duration, ok 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// benchPortRange returns the first of n consecutive ports on 127.0.0.1
-// that were free for both TCP and UDP (memberlist binds both) a moment
-// ago.
-func benchPortRange(n int) (int, error) {
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+n > 65000 {
-			continue
-		}
-		free := true
-		for p := base; p < base+n && free; p++ {
-			a := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
-			tl, err := net.Listen("tcp", a)
-			if err != nil {
-				free = false
-				break
-			}
-			ul, err := net.ListenPacket("udp", a)
-			tl.Close()
-			if err != nil {
-				free = false
-				break
-			}
-			ul.Close()
-		}
-		if free {
-			return base, nil
-		}
-	}
-	return 0, errors.New("no free range of member ports on 127.0.0.1")
 }
 
 func benchMedian(ds []time.Duration) time.Duration {
