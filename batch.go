@@ -2,7 +2,9 @@ package stowage
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/cluster"
@@ -26,6 +28,45 @@ type batchReq struct {
 type batchAns struct {
 	Items  [][]byte `msgpack:"i"`
 	Errors []string `msgpack:"e"` // "" where the call succeeded
+	// Tickets: non-zero where the call had not finished when the batch
+	// was answered; its answer is fetched with mBatchPoll.
+	Tickets []uint64 `msgpack:"t,omitempty"`
+}
+
+// mBatchPoll fetches the answer of a call that outlasted its batch.
+const mBatchPoll = "batch-poll"
+
+type pollReq struct {
+	Ticket uint64 `msgpack:"t"`
+}
+
+type pollAns struct {
+	Item  []byte `msgpack:"i"`
+	Error string `msgpack:"e"`
+	Lost  bool   `msgpack:"l"` // no such ticket (expired, or this member restarted)
+}
+
+// batchHold bounds how long a batch's answer waits for its slowest call:
+// a call that has not finished after it (or well after the batch's other
+// calls did) is answered later, by a poll of its own, so that one call
+// waiting on a hung member holds up neither the calls it shares a batch
+// with nor the batches queued behind it.
+const batchHold = 200 * time.Millisecond
+
+// batchItem is one call of a batch being served.
+type batchItem struct {
+	done     chan struct{} // closed once b and err are set
+	b        []byte
+	err      error
+	finished time.Time
+}
+
+// stragglers are the calls of answered batches still running or not yet
+// polled, by ticket.
+type stragglers struct {
+	mu    sync.Mutex
+	next  uint64
+	items map[uint64]*batchItem
 }
 
 // maxBatch bounds the calls of one batch.
@@ -52,6 +93,23 @@ type batcher struct {
 
 // batched sends one call to the member at addr as part of a batch.
 func (d *dist) batched(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	pc, err := d.enqueue(ctx, addr, method, body)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-pc.done:
+		return r.b, r.err
+	case <-ctx.Done():
+		// The call may still go out with its batch: its outcome is unknown.
+		return nil, ctx.Err()
+	}
+}
+
+// enqueue queues one call to the member at addr for the next batch; its
+// result arrives on the returned call's done channel. The batch that
+// carries it lasts no longer than the longest-waiting of its callers.
+func (d *dist) enqueue(ctx context.Context, addr, method string, body []byte) (*pendingCall, error) {
 	key := batchKey{addr, method}
 	d.bmu.Lock()
 	b := d.batchers[key]
@@ -69,13 +127,7 @@ func (d *dist) batched(ctx context.Context, addr, method string, body []byte) ([
 	if start && !d.goBackground(func() { d.sendBatches(addr, method, b) }) {
 		return nil, ErrClosed
 	}
-	select {
-	case r := <-pc.done:
-		return r.b, r.err
-	case <-ctx.Done():
-		// The call may still go out with its batch: its outcome is unknown.
-		return nil, ctx.Err()
-	}
+	return pc, nil
 }
 
 // sendBatches sends what queued for addr until the queue is empty.
@@ -103,58 +155,239 @@ func (d *dist) sendBatches(addr, method string, b *batcher) {
 		if len(live) == 0 {
 			continue
 		}
-		if len(live) == 1 {
-			resp, err := d.rpc(live[0].ctx, addr, method, live[0].body)
-			live[0].done <- batchResult{resp, err}
+		// The next batch waits for this one's answer, so that calls made
+		// meanwhile go together, but never longer than batchHold: a call
+		// that takes longer (its member hangs, or the callee is slow)
+		// goes on alone and holds up nobody.
+		sent := make(chan struct{})
+		if !d.goBackground(func() { defer close(sent); d.send(addr, method, live) }) {
+			for _, pc := range live {
+				pc.done <- batchResult{err: ErrClosed}
+			}
 			continue
 		}
-		req := batchReq{Method: method, Items: make([][]byte, len(live))}
-		deadline := time.Now().Add(d.timeout)
-		for i, pc := range live {
-			req.Items[i] = pc.body
-			if dl, ok := pc.ctx.Deadline(); ok && dl.After(deadline) {
-				deadline = dl
-			}
+		hold := time.NewTimer(batchHold)
+		select {
+		case <-sent:
+		case <-hold.C:
+		case <-d.ctx.Done():
 		}
-		ctx, cancel := context.WithDeadline(d.ctx, deadline)
-		resp, err := d.rpc(ctx, addr, mBatch, enc(req))
-		cancel()
-		var ans batchAns
-		if err == nil {
-			err = dec(resp, &ans)
-			if err == nil && (len(ans.Items) != len(live) || len(ans.Errors) != len(live)) {
-				err = errBadMessage
-			}
+		hold.Stop()
+	}
+}
+
+// send makes one transport call of the calls in live, alone or as a batch,
+// and answers each.
+func (d *dist) send(addr, method string, live []*pendingCall) {
+	if len(live) == 1 {
+		resp, err := d.rpc(live[0].ctx, addr, method, live[0].body)
+		live[0].done <- batchResult{resp, err}
+		return
+	}
+	req := batchReq{Method: method, Items: make([][]byte, len(live))}
+	for i, pc := range live {
+		req.Items[i] = pc.body
+	}
+	ctx, cancel := batchContext(d.ctx, d.timeout, live)
+	resp, err := d.rpc(ctx, addr, mBatch, enc(req))
+	cancel()
+	var ans batchAns
+	if err == nil {
+		err = dec(resp, &ans)
+		if err == nil && (len(ans.Items) != len(live) || len(ans.Errors) != len(live)) {
+			err = errBadMessage
 		}
-		for i, pc := range live {
-			switch {
-			case err != nil:
-				pc.done <- batchResult{err: err}
-			case ans.Errors[i] != "":
-				pc.done <- batchResult{err: &cluster.RemoteError{Addr: addr, Method: method, Message: ans.Errors[i]}}
-			default:
-				pc.done <- batchResult{b: ans.Items[i]}
+	}
+	if err == nil && ans.Tickets != nil && len(ans.Tickets) != len(live) {
+		err = errBadMessage
+	}
+	for i, pc := range live {
+		switch {
+		case err != nil:
+			pc.done <- batchResult{err: err}
+		case ans.Tickets != nil && ans.Tickets[i] != 0:
+			ticket := ans.Tickets[i]
+			if !d.goBackground(func() { d.poll(addr, method, ticket, pc) }) {
+				pc.done <- batchResult{err: ErrClosed}
 			}
+		case ans.Errors[i] != "":
+			pc.done <- batchResult{err: &cluster.RemoteError{Addr: addr, Method: method, Message: ans.Errors[i]}}
+		default:
+			pc.done <- batchResult{b: ans.Items[i]}
 		}
 	}
 }
 
-// onBatch runs a batch's calls concurrently and answers each.
-func (d *dist) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
-	ans := batchAns{Items: make([][]byte, len(req.Items)), Errors: make([]string, len(req.Items))}
-	var wg sync.WaitGroup
-	for i, body := range req.Items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b, err := d.handle(ctx, from, req.Method, body)
-			if err != nil {
-				ans.Errors[i] = err.Error()
-				return
-			}
-			ans.Items[i] = b
-		}()
+// batchContext bounds one batch the way its calls would be bounded if
+// each went alone: it ends once every caller has given up (so a batch to a
+// member that hangs does not hold up the calls queued behind it longer
+// than their callers wait), and at the latest deadline among them (timeout
+// from now for a caller without one).
+func batchContext(parent context.Context, timeout time.Duration, calls []*pendingCall) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	for _, pc := range calls {
+		dl, ok := pc.ctx.Deadline()
+		if !ok {
+			dl = time.Now().Add(timeout)
+		}
+		if dl.After(deadline) {
+			deadline = dl
+		}
 	}
-	wg.Wait()
+	ctx, cancel := context.WithDeadline(parent, deadline)
+	var left atomic.Int64
+	left.Store(int64(len(calls)))
+	stops := make([]func() bool, len(calls))
+	for i, pc := range calls {
+		stops[i] = context.AfterFunc(pc.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// poll fetches the answer of a call that outlasted its batch.
+func (d *dist) poll(addr, method string, ticket uint64, pc *pendingCall) {
+	resp, err := d.rpc(pc.ctx, addr, mBatchPoll, enc(pollReq{Ticket: ticket}))
+	var ans pollAns
+	if err == nil {
+		err = dec(resp, &ans)
+	}
+	switch {
+	case err != nil:
+		pc.done <- batchResult{err: err}
+	case ans.Lost:
+		pc.done <- batchResult{err: fmt.Errorf("%w: the answer of a %s call to %s was lost (its outcome is unknown)", cluster.ErrUnreachable, method, addr)}
+	case ans.Error != "":
+		pc.done <- batchResult{err: &cluster.RemoteError{Addr: addr, Method: method, Message: ans.Error}}
+	default:
+		pc.done <- batchResult{b: ans.Item}
+	}
+}
+
+// onBatch runs a batch's calls concurrently and answers each: once all
+// finished, or batchHold after the batch came, or, once one finished, as
+// long again as that took (at least batchHold/10); the calls still running
+// then are answered with a ticket to poll.
+func (d *dist) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
+	start := time.Now()
+	n := len(req.Items)
+	// The calls may outlive this answer: they run under the member's
+	// context with the caller's deadline, not under the handler's.
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = start.Add(d.timeout)
+	}
+	ictx, cancel := context.WithDeadline(d.ctx, deadline)
+	var left atomic.Int64
+	left.Store(int64(n))
+	items := make([]*batchItem, n)
+	fin := make(chan struct{}, n)
+	finish := func(it *batchItem, b []byte, err error) {
+		it.b, it.err, it.finished = b, err, time.Now()
+		close(it.done)
+		fin <- struct{}{}
+		if left.Add(-1) <= 0 {
+			cancel() // the last call finished
+		}
+	}
+	if n == 0 {
+		cancel()
+	}
+	for i, body := range req.Items {
+		it := &batchItem{done: make(chan struct{})}
+		items[i] = it
+		if !d.goBackground(func() {
+			b, err := d.handle(ictx, from, req.Method, body)
+			finish(it, b, err)
+		}) {
+			finish(it, nil, ErrClosed)
+		}
+	}
+	hold := time.NewTimer(batchHold)
+	defer hold.Stop()
+	got := 0
+wait:
+	for got < n {
+		select {
+		case <-fin:
+			got++
+			if got == 1 {
+				hold.Reset(max(batchHold/10, time.Since(start)))
+			}
+		case <-hold.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	ans := batchAns{Items: make([][]byte, n), Errors: make([]string, n)}
+	for i, it := range items {
+		select {
+		case <-it.done:
+			if it.err != nil {
+				ans.Errors[i] = it.err.Error()
+			} else {
+				ans.Items[i] = it.b
+			}
+		default:
+			if ans.Tickets == nil {
+				ans.Tickets = make([]uint64, n)
+			}
+			ans.Tickets[i] = d.strag.add(it, d.timeout)
+		}
+	}
 	return ans
+}
+
+// add keeps a running call for a poll and returns its ticket. Calls
+// finished over keep ago and never polled are forgotten.
+func (s *stragglers) add(it *batchItem, keep time.Duration) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.items == nil {
+		s.items = map[uint64]*batchItem{}
+	}
+	for t, x := range s.items {
+		select {
+		case <-x.done:
+			if time.Since(x.finished) > keep {
+				delete(s.items, t)
+			}
+		default:
+		}
+	}
+	s.next++
+	s.items[s.next] = it
+	return s.next
+}
+
+// onPoll answers a poll once its call finished, or says the ticket is
+// unknown.
+func (d *dist) onPoll(ctx context.Context, req *pollReq) pollAns {
+	d.strag.mu.Lock()
+	it := d.strag.items[req.Ticket]
+	d.strag.mu.Unlock()
+	if it == nil {
+		return pollAns{Lost: true}
+	}
+	select {
+	case <-it.done:
+	case <-ctx.Done():
+		return pollAns{Error: ctx.Err().Error()}
+	}
+	d.strag.mu.Lock()
+	delete(d.strag.items, req.Ticket)
+	d.strag.mu.Unlock()
+	if it.err != nil {
+		return pollAns{Error: it.err.Error()}
+	}
+	return pollAns{Item: it.b}
 }

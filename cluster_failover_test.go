@@ -268,3 +268,117 @@ func TestClusterRefusedMemberTakenOver(t *testing.T) {
 		// The views are not told: failure detection has not caught up.
 	})
 }
+
+// A member that hangs (its process stopped, or its host): nothing refuses
+// its connections, calls to it just wait. Partitions it holds no replica
+// of keep taking writes meanwhile; once failure detection drops it, the
+// writes that were waiting for its backup acknowledgement complete
+// without it, and writes to its partitions go to the promoted backups,
+// all long before the operation timeout (a minute here).
+func TestClusterHungMemberContained(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	for i := 0; i < 4; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	waitSafe(t, tc)
+	ms := tc.live()
+	victim, others := ms[3], ms[:3]
+	keyOf := map[int]string{}
+	for i := 0; len(keyOf) < partition.DefaultCount; i++ {
+		k := fmt.Sprintf("hung-%d", i)
+		p := partition.Of([]byte(k), partition.DefaultCount)
+		if _, ok := keyOf[p]; !ok {
+			keyOf[p] = k
+		}
+	}
+	put := func(via *tmember, k, v string, limit time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		m, err := stowage.GetMap(ctx, via.node, "jobs", strCodec, strCodec)
+		if err != nil {
+			return err
+		}
+		return m.Put(ctx, k, v)
+	}
+	var with, without []int
+	owners := map[int]string{}
+	for p := range partition.DefaultCount {
+		owners[p] = ms[0].node.Owner(p)
+		if slices.Contains(ms[0].node.Replicas(p), victim.id) {
+			with = append(with, p)
+		} else {
+			without = append(without, p)
+		}
+	}
+	if len(with) == 0 || len(without) == 0 {
+		t.Fatalf("replica sets: %d partitions with %s, %d without", len(with), victim.id, len(without))
+	}
+
+	tc.net.Freeze(victim.id)
+	t.Cleanup(func() { tc.net.Thaw(victim.id) }) // runs before the members close
+	// Writes that need the hung member wait for it (no answer, no
+	// refusal): started now, they are in flight when it is dropped.
+	type result struct {
+		p   int
+		err error
+	}
+	pending := make(chan result, len(with))
+	for i, p := range with {
+		limit := 20 * time.Second
+		if owners[p] == victim.id {
+			limit = 3 * time.Second // forwarded to the hung owner: no answer
+		}
+		go func() {
+			pending <- result{p, put(others[i%3], keyOf[p], "during", limit)}
+		}()
+	}
+	// Meanwhile the partitions it has no replica of are not held up.
+	for i, p := range without {
+		if err := put(others[i%3], keyOf[p], "contained", 10*time.Second); err != nil {
+			t.Errorf("partition %d (replicas %v) while %s hangs: %v", p, ms[0].node.Replicas(p), victim.id, err)
+		}
+	}
+	tc.drop(victim) // failure detection declares it dead
+	failed := map[int]error{}
+	for range with {
+		r := <-pending
+		if r.err != nil {
+			failed[r.p] = r.err
+		}
+	}
+	// A write whose owner was the hung member may have failed (its
+	// outcome is unknown); one that only waited for its backup must not.
+	waitedForBackup := 0
+	for _, p := range with {
+		if owners[p] == victim.id {
+			continue
+		}
+		waitedForBackup++
+		if err := failed[p]; err != nil {
+			t.Errorf("partition %d (owner %s, backup %s): the write waiting for the hung backup failed: %v", p, owners[p], victim.id, err)
+		}
+	}
+	if waitedForBackup == 0 {
+		t.Fatalf("no partition has %s as its backup only", victim.id)
+	}
+	for i, p := range with {
+		if err := put(others[i%3], keyOf[p], "after", 20*time.Second); err != nil {
+			t.Errorf("partition %d after %s was dropped: %v", p, victim.id, err)
+		}
+	}
+	m, err := stowage.GetMap(context.Background(), others[0].node, "jobs", strCodec, strCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range with {
+		if v, ok, err := m.Get(context.Background(), keyOf[p]); err != nil || !ok || v != "after" {
+			t.Errorf("partition %d: %q %v %v, want \"after\"", p, v, ok, err)
+		}
+	}
+	for _, p := range without {
+		if v, ok, err := m.Get(context.Background(), keyOf[p]); err != nil || !ok || v != "contained" {
+			t.Errorf("partition %d: %q %v %v, want \"contained\"", p, v, ok, err)
+		}
+	}
+}

@@ -45,6 +45,7 @@ type dist struct {
 
 	bmu      sync.Mutex
 	batchers map[batchKey]*batcher
+	strag    stragglers // calls that outlasted their batch, for polls
 	wasMstr  bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
 )
 
 // fillAll gives partition p (every ready map) to each live backup the
@@ -56,7 +57,19 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 		var resp []byte
 		err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
 		if a != "" && d.tr != nil {
-			resp, err = d.rpc(ctx, a, mFill, body)
+			var stale bool
+			resp, stale, err = d.callWhile(ctx, a, mFill, body, func(t *partition.Table) bool {
+				return t.Owner(p) == d.self && slices.Contains(t.Owners[p], b)
+			})
+			if stale {
+				// A table that makes another member p's owner, or b no
+				// longer its replica: this fill is not needed any more
+				// (b may hang, and its waiters go on without it).
+				if !d.owns(p) {
+					return errMoved{p}
+				}
+				return errNotReplica
+			}
 		}
 		if err == nil {
 			var ans codeAns
@@ -96,6 +109,36 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 			return ErrClosed
 		}
 		delay = min(2*delay, 500*time.Millisecond)
+	}
+}
+
+// callWhile makes one call to addr and waits for its answer while the
+// current table satisfies need; once a table does not, it gives up on the
+// call and returns stale true.
+func (d *dist) callWhile(ctx context.Context, addr, method string, body []byte, need func(*partition.Table) bool) ([]byte, bool, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		b, err := d.rpc(cctx, addr, method, body)
+		ch <- answer{b, err}
+	}()
+	for {
+		t, tabCh := d.currentTable()
+		if t != nil && !need(t) {
+			cancel()
+			<-ch // the call ends with its context
+			return nil, true, nil
+		}
+		select {
+		case a := <-ch:
+			return a.b, false, a.err
+		case <-tabCh:
+		}
 	}
 }
 

@@ -19,6 +19,12 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return nil, fmt.Errorf("stowage: a batch inside a batch")
 		}
 		return enc(d.onBatch(ctx, from, &req)), nil
+	case mBatchPoll:
+		var req pollReq
+		if err := dec(body, &req); err != nil {
+			return nil, err
+		}
+		return enc(d.onPoll(ctx, &req)), nil
 	case mOp:
 		var req opReq
 		if err := dec(body, &req); err != nil {

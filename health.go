@@ -248,6 +248,17 @@ func (n *Node) Owner(p int) string {
 	return t.Owner(p)
 }
 
+// Replicas returns the member ids of partition p's replica set in this
+// member's current table: the owner first, then the backups in order (nil
+// before the first table).
+func (n *Node) Replicas(p int) []string {
+	t, _ := n.d.currentTable()
+	if t == nil || p < 0 || p >= len(t.Owners) {
+		return nil
+	}
+	return slices.Clone(t.Owners[p])
+}
+
 // SafeWhy says why the cluster is not safe ("" when it is).
 func (n *Node) SafeWhy() string {
 	_, why := n.safeWhy(context.Background())

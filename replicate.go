@@ -173,7 +173,11 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 		if a == "" || d.tr == nil {
 			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
 		} else {
-			resp, err = d.batched(ctx, a, mBackup, body)
+			var gone bool
+			resp, gone, err = d.backupCall(ctx, a, b, p, body)
+			if gone {
+				return nil
+			}
 		}
 		if err == nil {
 			var ans codeAns
@@ -215,6 +219,32 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 			return ErrClosed
 		}
 		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// backupCall sends one backup record to member id at addr a and waits for
+// the answer, for the caller to give up, or for a table that no longer
+// names id a replica of p (gone true: the write does not wait for it).
+// A member that hangs is dropped from the table by failure detection; the
+// writes waiting for it then complete without it.
+func (d *dist) backupCall(ctx context.Context, a, id string, p int, body []byte) (resp []byte, gone bool, err error) {
+	pc, err := d.enqueue(ctx, a, mBackup, body)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		t, tabCh := d.currentTable()
+		if t != nil && !slices.Contains(t.Owners[p], id) {
+			return nil, true, nil
+		}
+		select {
+		case r := <-pc.done:
+			return r.b, false, r.err
+		case <-ctx.Done():
+			// The record may still reach it with its batch.
+			return nil, false, ctx.Err()
+		case <-tabCh:
+		}
 	}
 }
 

@@ -18,11 +18,15 @@ type MemNetwork struct {
 	nodes map[string]*MemTransport
 	cut   map[[2]string]bool // from, to
 	hook  func(from, to, method string) error
+	// frozen addresses: calls to or from them wait, as with a process
+	// that stopped (SIGSTOP) or a host that hangs, until the channel is
+	// closed by Thaw or the caller gives up.
+	frozen map[string]chan struct{}
 }
 
 // NewMemNetwork returns an empty network.
 func NewMemNetwork() *MemNetwork {
-	return &MemNetwork{nodes: map[string]*MemTransport{}, cut: map[[2]string]bool{}}
+	return &MemNetwork{nodes: map[string]*MemTransport{}, cut: map[[2]string]bool{}, frozen: map[string]chan struct{}{}}
 }
 
 // Transport returns a new transport at addr. Adding an address that is
@@ -75,6 +79,39 @@ func (n *MemNetwork) HealAll() {
 	n.mu.Lock()
 	clear(n.cut)
 	n.mu.Unlock()
+}
+
+// Freeze makes addr hang: calls to it and from it neither fail nor
+// answer; they wait until Thaw, or until their caller gives up (its
+// context ends). Unlike a cut link or a closed transport, nothing is
+// refused, as when a member's process is stopped or its host hangs.
+func (n *MemNetwork) Freeze(addr string) {
+	n.mu.Lock()
+	if n.frozen[addr] == nil {
+		n.frozen[addr] = make(chan struct{})
+	}
+	n.mu.Unlock()
+}
+
+// Thaw lets addr run again: calls waiting on it go ahead.
+func (n *MemNetwork) Thaw(addr string) {
+	n.mu.Lock()
+	if ch := n.frozen[addr]; ch != nil {
+		close(ch)
+		delete(n.frozen, addr)
+	}
+	n.mu.Unlock()
+}
+
+// hung returns a channel closed once neither a nor b is frozen, or nil
+// if neither is.
+func (n *MemNetwork) hung(a, b string) <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ch := n.frozen[a]; ch != nil {
+		return ch
+	}
+	return n.frozen[b]
 }
 
 // SetHook installs a function that sees every call before it is
@@ -147,6 +184,19 @@ func (t *MemTransport) Call(ctx context.Context, addr, method string, body []byt
 	}
 	if len(body) > MaxMessageSize {
 		return nil, ErrTooLarge
+	}
+	for {
+		thaw := t.net.hung(t.addr, addr)
+		if thaw == nil {
+			break
+		}
+		select {
+		case <-thaw:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.ctx.Done():
+			return nil, errors.New("stowage/cluster: transport closed during call")
+		}
 	}
 	dst, err := t.net.route(t.addr, addr, method)
 	if err != nil {

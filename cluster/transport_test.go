@@ -452,3 +452,39 @@ func TestMemCutHeal(t *testing.T) {
 		}
 	}
 }
+
+func TestMemFreezeThaw(t *testing.T) {
+	n := cluster.NewMemNetwork()
+	a, b, c := n.Transport("a"), n.Transport("b"), n.Transport("c")
+	defer a.Close()
+	defer b.Close()
+	defer c.Close()
+	for _, x := range []*cluster.MemTransport{a, b, c} {
+		x.SetHandler(echo)
+	}
+	n.Freeze("b")
+	short := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	if _, err := a.Call(short(), "b", "get", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a→b while b is frozen: %v, want the caller's deadline (no refusal, no answer)", err)
+	}
+	if _, err := b.Call(short(), "c", "get", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("b→c while b is frozen: %v, want the caller's deadline", err)
+	}
+	if _, err := a.Call(callCtx(t), "c", "get", nil); err != nil {
+		t.Errorf("a→c while b is frozen: %v", err)
+	}
+	// A call waiting on a frozen member goes ahead once it is thawed.
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Call(callCtx(t), "b", "get", nil)
+		done <- err
+	}()
+	n.Thaw("b")
+	if err := <-done; err != nil {
+		t.Errorf("a→b after Thaw: %v", err)
+	}
+}
