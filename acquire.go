@@ -363,7 +363,7 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 	cores = d.n.allCores()
 	// Epoch starts, one batch per map store.
 	for _, c := range cores {
-		es, isES := c.store.(epochStarter)
+		es, isES := c.store.(mapstore.EpochStarter)
 		if !isES {
 			continue
 		}
@@ -476,7 +476,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 				pt.mu.Lock()
 				pt.loaded = true
 				pt.mu.Unlock()
-				if o, ok := c.store.(ownership); ok {
+				if o, ok := c.store.(mapstore.PartitionOwner); ok {
 					o.Acquire(it.p)
 				}
 			} else {
@@ -504,14 +504,14 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 			pt.mu.Lock()
 			pt.loaded = true
 			pt.mu.Unlock()
-			if o, ok := c.store.(ownership); ok {
+			if o, ok := c.store.(mapstore.PartitionOwner); ok {
 				o.Acquire(it.p)
 			}
 		}
 		pt.mu.Lock()
 		epoch = max(epoch, pt.ver.Epoch)
 		pt.mu.Unlock()
-		if vs, ok := c.store.(versioned); ok {
+		if vs, ok := c.store.(mapstore.LastVersioner); ok {
 			epoch = max(epoch, vs.LastVersion(it.p).Epoch)
 		}
 	}

@@ -87,44 +87,6 @@ func newCore(n *Node, name string, count int, store mapstore.MapStore, lazy bool
 	return c
 }
 
-// versioned is implemented by stores that know each partition's highest
-// version, including deletes (the file map store).
-type versioned interface {
-	LastVersion(p int) mapstore.Version
-}
-
-// replayer is implemented by stores with a faster loading path that
-// hands over versioned records, deletes included, in version order.
-type replayer interface {
-	ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error
-	PendingCount(p int) int
-}
-
-// keyReplayer is implemented by stores whose loading path hands over
-// each record's key also as a string the map can keep without a copy,
-// each key's records in increasing versions (the file map store).
-type keyReplayer interface {
-	ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error
-}
-
-// admitter is implemented by stores that throttle writers while
-// compaction catches up.
-type admitter interface {
-	Admit(ctx context.Context) error
-}
-
-// epochStarter is implemented by stores that record epoch starts.
-type epochStarter interface {
-	StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error
-}
-
-// ownership is implemented by stores shared by several members: the
-// owner of a partition is the one that snapshots it.
-type ownership interface {
-	Release(p int)
-	Acquire(p int)
-}
-
 // loadFromStore reads partition p from the store into memory, replacing
 // what it held, and returns the highest version the store knows of it.
 func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, error) {
@@ -136,7 +98,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 	if cs, ok := store.(*closingStore); ok {
 		store = cs.MapStore
 	}
-	if kr, ok := store.(keyReplayer); ok {
+	if kr, ok := store.(mapstore.KeyReplayer); ok {
 		// The snapshot's entries, then the log's records in version
 		// order, none twice: applying each in turn keeps the highest
 		// version per key; a delete removes the key.
@@ -151,7 +113,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 			}
 			return nil
 		})
-	} else if rp, ok := c.store.(replayer); ok {
+	} else if rp, ok := c.store.(mapstore.Replayer); ok {
 		if n := rp.PendingCount(p.id); n > 0 {
 			entries = make(map[string]entry, n)
 		}
@@ -183,7 +145,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 	if err != nil {
 		return maxV, fmt.Errorf("stowage: load map %q partition %d: %w", c.name, p.id, err)
 	}
-	if vs, ok := c.store.(versioned); ok {
+	if vs, ok := c.store.(mapstore.LastVersioner); ok {
 		if lv := vs.LastVersion(p.id); maxV.Less(lv) {
 			maxV = lv
 		}
@@ -203,7 +165,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 // from) durable in the store, so that recovery drops older records beyond
 // it (invariant 2).
 func (c *core) startEpoch(ctx context.Context, p int, epoch, from uint64) error {
-	es, ok := c.store.(epochStarter)
+	es, ok := c.store.(mapstore.EpochStarter)
 	if !ok {
 		return nil
 	}
@@ -279,7 +241,7 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 	if err := c.readyPart(ctx, p, t); err != nil {
 		return opResult{}, err
 	}
-	if a, ok := c.store.(admitter); ok {
+	if a, ok := c.store.(mapstore.Admitter); ok {
 		if err := a.Admit(ctx); err != nil {
 			return opResult{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
 )
 
 // allCores returns every map this member holds.
@@ -74,7 +75,7 @@ func (n *Node) dropPartition(p int) {
 // releaseStores tells the map stores this member no longer owns p.
 func (n *Node) releaseStores(p int) {
 	for _, c := range n.allCores() {
-		if o, ok := c.store.(ownership); ok {
+		if o, ok := c.store.(mapstore.PartitionOwner); ok {
 			o.Release(p)
 		}
 	}

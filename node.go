@@ -222,7 +222,7 @@ func (n *Node) core(ctx context.Context, name string) (*core, error) {
 		return c, err
 	}
 	// Lock order: a slot's lock is never taken under n.mu.
-	if o, ok := c.store.(ownership); ok {
+	if o, ok := c.store.(mapstore.PartitionOwner); ok {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.
 		for p, s := range n.d.slots {
@@ -338,31 +338,31 @@ func (c *closingStore) Compact(ctx context.Context) error {
 }
 
 func (c *closingStore) LastVersion(p int) mapstore.Version {
-	return c.MapStore.(versioned).LastVersion(p)
+	return c.MapStore.(mapstore.LastVersioner).LastVersion(p)
 }
 
 func (c *closingStore) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
-	return c.MapStore.(replayer).ReplayPartition(ctx, p, fn)
+	return c.MapStore.(mapstore.Replayer).ReplayPartition(ctx, p, fn)
 }
 
-func (c *closingStore) PendingCount(p int) int { return c.MapStore.(replayer).PendingCount(p) }
+func (c *closingStore) PendingCount(p int) int { return c.MapStore.(mapstore.Replayer).PendingCount(p) }
 
 func (c *closingStore) Admit(ctx context.Context) error {
-	return c.MapStore.(admitter).Admit(ctx)
+	return c.MapStore.(mapstore.Admitter).Admit(ctx)
 }
 
 func (c *closingStore) StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error {
-	return c.MapStore.(epochStarter).StartEpochs(ctx, starts)
+	return c.MapStore.(mapstore.EpochStarter).StartEpochs(ctx, starts)
 }
 
 func (c *closingStore) Release(p int) {
-	if o, ok := c.MapStore.(ownership); ok {
+	if o, ok := c.MapStore.(mapstore.PartitionOwner); ok {
 		o.Release(p)
 	}
 }
 
 func (c *closingStore) Acquire(p int) {
-	if o, ok := c.MapStore.(ownership); ok {
+	if o, ok := c.MapStore.(mapstore.PartitionOwner); ok {
 		o.Acquire(p)
 	}
 }

@@ -83,6 +83,68 @@ type Snapshotter interface {
 	Compact(ctx context.Context) error
 }
 
+// The interfaces below are optional: the map looks for them on a
+// MapStore and uses what it finds. A store without them still works, with
+// the limits each one names.
+
+// LastVersioner is implemented by stores that know each partition's
+// highest version, deletes and epoch starts included. A new owner
+// continues from it; without it the map takes the highest version of the
+// live entries it loaded, so after a delete of the newest entry a version
+// can be given twice across a restart.
+type LastVersioner interface {
+	LastVersion(p int) Version
+}
+
+// EpochStarter is implemented by stores that record where an owner's
+// epoch starts (invariant 2 of DESIGN.md, "no resurrection"): after a
+// fail-over, the new owner of p starts epoch v.Epoch having taken over
+// everything up to v.Seq, and StartEpochs returns once that is durable. On
+// recovery, records of an older epoch beyond v.Seq (writes of the old
+// owner that were never acknowledged) are dropped. Without it a write that
+// failed on a member which then died can come back after a full restart.
+type EpochStarter interface {
+	StartEpochs(ctx context.Context, starts map[int]Version) error
+}
+
+// Replayer is implemented by stores with a faster loading path than
+// LoadPartition: ReplayPartition hands over the newest snapshot's entries,
+// then every log record recovery applies, deletes included (Deleted set),
+// in version order; the caller keeps, per key, the record of the highest
+// version. PendingCount is a size hint: how many records of p are known
+// and not yet loaded.
+type Replayer interface {
+	ReplayPartition(ctx context.Context, p int, fn func(Record) error) error
+	PendingCount(p int) int
+}
+
+// KeyReplayer is Replayer for a caller that keeps entries in a map keyed
+// by strings: size is called first with an upper bound of the records to
+// come, and fn gets each record's key also as a string sharing the
+// record's bytes, each key's records in increasing versions, so that
+// applying each in turn (a put sets the key, a delete removes it) leaves
+// the record of the highest version.
+type KeyReplayer interface {
+	ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r Record) error) error
+}
+
+// Admitter is implemented by stores that throttle writers while their
+// compaction catches up, so that disk use stays bounded (invariant 5).
+// The map calls Admit before it gives a write its version.
+type Admitter interface {
+	Admit(ctx context.Context) error
+}
+
+// PartitionOwner is implemented by stores that several members share:
+// each partition's owner is the one member that snapshots it. Acquire
+// says this member now owns p with its live entries in memory (served by
+// the SnapshotSource, not loaded from storage); Release says it no longer
+// does, and that a later load of p must read storage afresh.
+type PartitionOwner interface {
+	Acquire(p int)
+	Release(p int)
+}
+
 // Errors of the contract.
 var (
 	// ErrClosed is returned by calls on a closed store.

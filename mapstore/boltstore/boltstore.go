@@ -71,7 +71,11 @@ type Store struct {
 	closed bool
 }
 
-var _ mapstore.MapStore = (*Store)(nil)
+var (
+	_ mapstore.MapStore      = (*Store)(nil)
+	_ mapstore.LastVersioner = (*Store)(nil)
+	_ mapstore.EpochStarter  = (*Store)(nil)
+)
 
 // Open opens the map opts.MapName in the bbolt file at path, creating the
 // file, its directory and the map as needed. Several maps may be open in

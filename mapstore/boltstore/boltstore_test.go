@@ -509,10 +509,11 @@ func TestBenchPuts(t *testing.T) {
 	}
 }
 
-// versioned and epochStarter are the optional interfaces the map uses.
+// versioned is the two optional interfaces of the map store contract
+// that bbolt implements.
 type versioned interface {
-	LastVersion(p int) mapstore.Version
-	StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error
+	mapstore.LastVersioner
+	mapstore.EpochStarter
 }
 
 func TestLastVersionCountsDeletesAndEpochs(t *testing.T) {

@@ -84,6 +84,18 @@ func (d Damage) String() string {
 	return fmt.Sprintf("%s in %s at offset %d (%d bytes): %s", kind, d.File, d.Offset, d.Length, d.Reason)
 }
 
+// The optional interfaces of the map store contract that Store implements.
+var (
+	_ mapstore.MapStore       = (*Store)(nil)
+	_ mapstore.Snapshotter    = (*Store)(nil)
+	_ mapstore.LastVersioner  = (*Store)(nil)
+	_ mapstore.EpochStarter   = (*Store)(nil)
+	_ mapstore.Replayer       = (*Store)(nil)
+	_ mapstore.KeyReplayer    = (*Store)(nil)
+	_ mapstore.Admitter       = (*Store)(nil)
+	_ mapstore.PartitionOwner = (*Store)(nil)
+)
+
 // Store is the file map store. It is safe for concurrent use.
 type Store struct {
 	opts  Options
