@@ -132,6 +132,7 @@ func (d *dist) enqueue(ctx context.Context, addr, method string, body []byte) (*
 
 // sendBatches sends what queued for addr until the queue is empty.
 func (d *dist) sendBatches(addr, method string, b *batcher) {
+	var hold *time.Timer
 	for {
 		b.mu.Lock()
 		n := min(len(b.queue), maxBatch)
@@ -166,7 +167,11 @@ func (d *dist) sendBatches(addr, method string, b *batcher) {
 			}
 			continue
 		}
-		hold := time.NewTimer(batchHold)
+		if hold == nil {
+			hold = time.NewTimer(batchHold)
+		} else {
+			hold.Reset(batchHold)
+		}
 		select {
 		case <-sent:
 		case <-hold.C:
