@@ -29,6 +29,13 @@ const (
 
 var seq atomic.Int64
 
+// newServer starts gofakes3 checking that every request is signed with
+// the static or the environment test keys.
+func newServer(t *testing.T) *s3test.Server {
+	return s3test.NewServer(t, s3test.Credential{AccessKeyID: testID, SecretAccessKey: testSecret},
+		s3test.Credential{AccessKeyID: envID, SecretAccessKey: envSecret})
+}
+
 func props(t *testing.T, srv *s3test.Server) fsbackend.Properties {
 	t.Helper()
 	b := fmt.Sprintf("bucket%d-1250000000", seq.Add(1))
@@ -55,7 +62,7 @@ func open(t *testing.T, p fsbackend.Properties) fsbackend.FS {
 }
 
 func TestConformanceGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	fsbackendtest.RunWith(t, func(t *testing.T) fsbackend.FS {
 		return open(t, props(t, srv))
 	}, fsbackendtest.Options{LargeFile: 1 << 20})
@@ -71,7 +78,7 @@ func TestConformanceMoto(t *testing.T) {
 // TestForbidOverwriteHeader: every PUT carries COS's no-overwrite header
 // besides If-None-Match.
 func TestForbidOverwriteHeader(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	f := open(t, props(t, srv))
 	for i := 0; i < 3; i++ {
 		if err := fsbackend.WriteFile(context.Background(), f, fmt.Sprintf("x/%d", i), []byte("v")); err != nil {
@@ -172,7 +179,7 @@ func TestCredentialProviders(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			srv := s3test.NewServer(t)
+			srv := newServer(t)
 			p := props(t, srv)
 			delete(p, "fs.cosn.credentials.provider")
 			if c.provider != "" {
@@ -205,6 +212,9 @@ func TestCredentialProviders(t *testing.T) {
 			if ids := srv.KeyIDs(); len(ids) != 1 || ids[c.wantKeyID] == 0 {
 				t.Fatalf("server saw key ids %v, want only %s", ids, c.wantKeyID)
 			}
+			if n := srv.Denied(); n != 0 {
+				t.Fatalf("%d requests refused for their signature", n)
+			}
 		})
 	}
 }
@@ -218,7 +228,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	t.Setenv("COSN_SECRET_KEY", envSecret)
 
 	ctx := context.Background()
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	p := props(t, srv)
 	p["fs.cosn.maxRetries"] = "2"
 	p["fs.cosn.retry.interval"] = "1ms"
@@ -260,5 +270,47 @@ func TestSecretsNeverLeak(t *testing.T) {
 		if strings.Contains(all, s) {
 			t.Errorf("secret %q appears in logs or errors:\n%s", s, all)
 		}
+	}
+}
+
+// TestWrongSecretRefused: the test server checks SigV4 signatures, so a
+// wrong secret key (static or from COSN_SECRET_KEY) fails the write with
+// 403 SignatureDoesNotMatch, stores nothing, and the error holds neither
+// the secret nor the secret id.
+func TestWrongSecretRefused(t *testing.T) {
+	const wrong = "cos-wrong-secret-never-printed"
+	for _, env := range []bool{false, true} {
+		t.Run(fmt.Sprintf("environment=%v", env), func(t *testing.T) {
+			srv := newServer(t)
+			p := props(t, srv)
+			p["fs.cosn.maxRetries"] = "0"
+			p["fs.cosn.userinfo.secretKey"] = wrong
+			if env {
+				t.Setenv("COSN_SECRET_ID", envID)
+				t.Setenv("COSN_SECRET_KEY", wrong)
+				delete(p, "fs.cosn.userinfo.secretId")
+				delete(p, "fs.cosn.userinfo.secretKey")
+				p["fs.cosn.credentials.provider"] = "org.apache.hadoop.fs.cosn.auth.EnvironmentVariableCredentialsProvider"
+			}
+			f := open(t, p)
+			err := fsbackend.WriteFile(context.Background(), f, "x", []byte("1"))
+			if err == nil {
+				t.Fatal("write with a wrong secret succeeded")
+			}
+			if !strings.Contains(err.Error(), "SignatureDoesNotMatch") || !strings.Contains(err.Error(), "403") {
+				t.Fatalf("err = %v, want 403 SignatureDoesNotMatch", err)
+			}
+			for _, s := range []string{wrong, testSecret, envSecret, testID, envID} {
+				if strings.Contains(err.Error(), s) {
+					t.Fatalf("error shows %q: %v", s, err)
+				}
+			}
+			if srv.Denied() == 0 {
+				t.Fatal("server refused nothing")
+			}
+			if l, err := f.List(context.Background(), ""); err == nil || len(l) != 0 {
+				t.Fatalf("listing with a wrong secret: %v, %v; want refused", l, err)
+			}
+		})
 	}
 }

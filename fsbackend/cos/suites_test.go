@@ -18,7 +18,7 @@ import (
 // through its S3-compatible endpoint: one server, a fresh bucket per
 // scenario.
 func TestCheckpointSuiteGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	checkpointtest.Run(t, func(t *testing.T) fsbackend.FS {
 		return open(t, props(t, srv))
 	})
@@ -46,7 +46,7 @@ func motoProps(t *testing.T, ep string) fsbackend.Properties {
 // the race detector (or with -short) the bulk cases run at their small
 // size: every call is an HTTP round trip through the SDK.
 func TestMapStoreContractGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	b := "maps-1250000000"
 	srv.CreateBucket(t, b)
 	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {

@@ -202,7 +202,16 @@ func buildOne(ctx context.Context, kind, class string, c credConfig) (aws.Creden
 		if r := firstEnv(c.getenv, "AWS_REGION", "AWS_DEFAULT_REGION"); r != "" {
 			region = r
 		}
-		stsClient := sts.New(sts.Options{Region: region})
+		// The STS client comes from the SDK's own configuration, so that
+		// AWS_ENDPOINT_URL_STS (or AWS_ENDPOINT_URL, or the endpoint_url of
+		// the shared config file) can name a regional, VPC or test STS
+		// endpoint. AssumeRoleWithWebIdentity is unsigned: no credentials
+		// are needed to call it.
+		stsCfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
+		if err != nil {
+			return nil, "", fmt.Errorf("stowage/fsbackend/s3: key %s: %s: STS client: %w", ProviderKey, class, err)
+		}
+		stsClient := sts.NewFromConfig(stsCfg)
 		session := c.getenv("AWS_ROLE_SESSION_NAME")
 		p := stscreds.NewWebIdentityRoleProvider(stsClient, role, stscreds.IdentityTokenFile(tokenFile), func(o *stscreds.WebIdentityRoleOptions) {
 			if session != "" {

@@ -24,7 +24,8 @@ const (
 func clearAWSEnv(t *testing.T) {
 	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_SESSION_TOKEN",
 		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-		"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"} {
+		"AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ROLE_SESSION_NAME", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS",
+		"AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)
 	}
@@ -77,7 +78,8 @@ func TestCredentialProviders(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			srv := s3test.NewServer(t)
+			srv := s3test.NewServer(t, s3test.Credential{AccessKeyID: testKeyID, SecretAccessKey: testSecret},
+				s3test.Credential{AccessKeyID: envKeyID, SecretAccessKey: envSecret, SessionToken: c.env["AWS_SESSION_TOKEN"]})
 			p := props(t, srv)
 			delete(p, "fs.s3a.aws.credentials.provider")
 			if c.provider != "" {
@@ -110,6 +112,9 @@ func TestCredentialProviders(t *testing.T) {
 			ids := srv.KeyIDs()
 			if len(ids) != 1 || ids[c.wantKeyID] == 0 {
 				t.Fatalf("server saw key ids %v, want only %s", ids, c.wantKeyID)
+			}
+			if n := srv.Denied(); n != 0 {
+				t.Fatalf("%d requests refused for their signature or token", n)
 			}
 		})
 	}
@@ -167,7 +172,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	srv := s3test.NewServer(t)
+	srv := s3test.NewServer(t, s3test.Credential{AccessKeyID: testKeyID, SecretAccessKey: testSecret, SessionToken: envToken})
 	p := props(t, srv, "fs.s3a.session.token", envToken, "fs.s3a.retry.interval", "1ms", "fs.s3a.retry.limit", "3")
 	f := open(t, p)
 	note(fsbackend.WriteFile(ctx, f, "a", []byte("1")))

@@ -64,7 +64,13 @@
 // chain. A provider whose keys or environment variables are missing is an
 // error naming them (in a list, it is skipped and the next one tried); an
 // unknown class is an error listing the known ones. Unlike SeaTunnel's
-// bundled SDK v1, web identity (IRSA) works.
+// bundled SDK v1, web identity (IRSA) works. The instance profile provider
+// honours AWS_EC2_METADATA_SERVICE_ENDPOINT, the container provider
+// AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI with
+// AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE), and web identity calls
+// AssumeRoleWithWebIdentity at the STS endpoint the SDK's configuration
+// names (AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, or the regional default),
+// with AWS_ROLE_SESSION_NAME if set.
 //
 // Clients are cached (golang-lru, 64 entries) by endpoint, region, bucket,
 // addressing, provider and a one-way hash of static keys, and shared by the

@@ -35,6 +35,12 @@ const (
 
 var bucketSeq atomic.Int64
 
+// newServer starts gofakes3 checking that every request is signed with
+// the test keys.
+func newServer(t *testing.T) *s3test.Server {
+	return s3test.NewServer(t, s3test.Credential{AccessKeyID: testKeyID, SecretAccessKey: testSecret})
+}
+
 // props describes a fresh bucket on srv with static keys.
 func props(t *testing.T, srv *s3test.Server, kv ...string) fsbackend.Properties {
 	t.Helper()
@@ -65,7 +71,7 @@ func open(t *testing.T, p fsbackend.Properties) fsbackend.FS {
 }
 
 func TestConformanceGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	fsbackendtest.RunWith(t, func(t *testing.T) fsbackend.FS {
 		return open(t, props(t, srv))
 	}, fsbackendtest.Options{LargeFile: 1 << 20})
@@ -91,7 +97,7 @@ func TestConformanceMoto(t *testing.T) {
 }
 
 func TestCheckpointSuiteGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	checkpointtest.Run(t, func(t *testing.T) fsbackend.FS {
 		return open(t, props(t, srv))
 	})
@@ -109,7 +115,7 @@ func TestCheckpointSuiteMoto(t *testing.T) {
 // the race detector (or with -short) the bulk cases run at their small
 // size; without it the full size takes a few seconds.
 func TestMapStoreContractGofakes3(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	b := "maps"
 	srv.CreateBucket(t, b)
 	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
@@ -138,7 +144,7 @@ func TestConditionalCreateRace(t *testing.T) {
 			if server == "moto" {
 				p = motoProps(t)
 			} else {
-				p = props(t, s3test.NewServer(t))
+				p = props(t, newServer(t))
 			}
 			f := open(t, p)
 			ctx := context.Background()
@@ -186,7 +192,7 @@ func TestConditionalCreateRace(t *testing.T) {
 }
 
 func TestCapabilitiesAndSync(t *testing.T) {
-	f := open(t, props(t, s3test.NewServer(t)))
+	f := open(t, props(t, newServer(t)))
 	c := f.Capabilities()
 	if c.DurableAppend || c.AtomicRename || !c.ConditionalCreate {
 		t.Fatalf("capabilities %+v", c)
@@ -213,7 +219,7 @@ func TestCapabilitiesAndSync(t *testing.T) {
 // TestKeysUnderPrefix: a name lives at <bucket prefix>/<name>, and two
 // prefixes of one bucket do not see each other.
 func TestKeysUnderPrefix(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	srv.CreateBucket(t, "shared")
 	mk := func(prefix string) fsbackend.FS {
 		return open(t, fsbackend.Properties{"storage.type": "s3", "s3.bucket": "s3://shared" + prefix, "fs.s3a.endpoint": srv.URL,
@@ -291,7 +297,7 @@ func TestBadPropertyValues(t *testing.T) {
 // TestBytesWritten: K objects of n bytes count K*n bytes, whatever else is
 // in the bucket (unlike a store that rewrites a whole object per write).
 func TestBytesWritten(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	p := props(t, srv)
 	ctx := context.Background()
 	pre := open(t, p)
@@ -327,7 +333,7 @@ func TestBytesWritten(t *testing.T) {
 }
 
 func TestRetryThrottling(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	p := props(t, srv, "fs.s3a.retry.interval", "1ms", "disable.cache", "true")
 	f, err := s3.Open(context.Background(), p)
 	if err != nil {
@@ -348,7 +354,7 @@ func TestRetryThrottling(t *testing.T) {
 }
 
 func TestRetryGivesUp(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	p := props(t, srv, "fs.s3a.retry.interval", "1ms", "fs.s3a.retry.limit", "1000000", "disable.cache", "true")
 	f := open(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -382,7 +388,7 @@ func TestRetryGivesUp(t *testing.T) {
 // retried; the retry meets 412, finds its own bytes there and succeeds.
 // A different writer's object under the name still gives fs.ErrExist.
 func TestLostAnswer(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	f := open(t, props(t, srv, "fs.s3a.retry.interval", "1ms", "disable.cache", "true"))
 	ctx := context.Background()
 	srv.LoseAnswers.Store(1)
@@ -404,7 +410,7 @@ func TestLostAnswer(t *testing.T) {
 // up, Abort removes the object the PUT did store; it never removes an
 // object with other bytes.
 func TestAbortAfterLostAnswer(t *testing.T) {
-	srv := s3test.NewServer(t)
+	srv := newServer(t)
 	f := open(t, props(t, srv, "fs.s3a.retry.interval", "1ms", "fs.s3a.retry.limit", "0", "disable.cache", "true"))
 	ctx := context.Background()
 	srv.LoseAnswers.Store(1)

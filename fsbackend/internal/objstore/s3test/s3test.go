@@ -4,11 +4,24 @@
 // are signed with; and, when STOWAGE_TEST_S3_ENDPOINT is set (by
 // testdata/moto/start.sh), the external moto server. It is imported only
 // by tests.
+//
+// gofakes3 checks no signatures. A Server given Credentials does: every
+// request must carry a SigV4 Authorization header for one of them, whose
+// signature is what the SDK's own v4 signer computes for the signed
+// headers with that secret, whose payload hash matches the body, and
+// which carries exactly the credential's session token
+// (X-Amz-Security-Token) when it has one and none otherwise; anything
+// else is answered 403 (SignatureDoesNotMatch, InvalidAccessKeyId,
+// InvalidToken, AccessDenied), as S3 does.
 package s3test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,8 +30,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
@@ -42,20 +57,39 @@ type Server struct {
 	// 503, as when a response is lost on the way back.
 	LoseAnswers atomic.Int64
 
+	creds map[string]Credential // by access key id; nil: signatures not checked
+
 	requests atomic.Int64
 	failed   atomic.Int64
+	denied   atomic.Int64
 	mu       sync.Mutex
 	keyIDs   map[string]int
 	methods  map[string]int
 	vendor   map[string]int // "Name: value" of x-cos-*/x-oss-* headers on PUTs
 }
 
+// Credential is one access key a Server accepts.
+type Credential struct {
+	AccessKeyID, SecretAccessKey string
+	// SessionToken, when set, must come as X-Amz-Security-Token on every
+	// request signed with this key; when empty, none may come.
+	SessionToken string
+}
+
 var credRE = regexp.MustCompile(`Credential=([^/]+)/`)
 
-// NewServer starts gofakes3 on 127.0.0.1; it is closed when t ends.
-func NewServer(t testing.TB) *Server {
+// NewServer starts gofakes3 on 127.0.0.1; it is closed when t ends. With
+// creds, every request must be signed with one of them (see the package
+// documentation); without, signatures are not checked.
+func NewServer(t testing.TB, creds ...Credential) *Server {
 	t.Helper()
 	s := &Server{backend: s3mem.New(), keyIDs: map[string]int{}, methods: map[string]int{}, vendor: map[string]int{}}
+	if len(creds) > 0 {
+		s.creds = map[string]Credential{}
+		for _, c := range creds {
+			s.creds[c.AccessKeyID] = c
+		}
+	}
 	fake := gofakes3.New(s.backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
 	inner := fake.Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +107,13 @@ func NewServer(t testing.TB) *Server {
 			}
 		}
 		s.mu.Unlock()
+		if s.creds != nil {
+			if code, keyID := s.verify(r); code != "" {
+				s.denied.Add(1)
+				writeDenied(w, code, keyID)
+				return
+			}
+		}
 		if s.FailAlways.Load() {
 			s.failed.Add(1)
 			writeError(w, http.StatusInternalServerError, "InternalError")
@@ -102,6 +143,108 @@ func writeError(w http.ResponseWriter, status int, code string) {
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected</Message></Error>`, code)
 }
+
+// maxSkew is how far X-Amz-Date may be from the server's clock, as in S3.
+const maxSkew = 15 * time.Minute
+
+// verify checks r's SigV4 signature against the known credentials by
+// signing a copy of the request, with only the headers r says it signed,
+// with the SDK's v4 signer (as the S3 client configures it: no path
+// escaping) and comparing the Authorization headers. It returns an S3
+// error code, or "" when r is properly signed, and the key id used.
+func (s *Server) verify(r *http.Request) (code, keyID string) {
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return "AccessDenied", ""
+	}
+	rest, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 ")
+	if !ok {
+		return "AccessDenied", ""
+	}
+	fields := map[string]string{}
+	for _, f := range strings.Split(rest, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(f), "="); ok {
+			fields[k] = v
+		}
+	}
+	// Credential=AKID/20060102/region/s3/aws4_request
+	scope := strings.Split(fields["Credential"], "/")
+	if len(scope) != 5 || scope[3] != "s3" || scope[4] != "aws4_request" || fields["SignedHeaders"] == "" || fields["Signature"] == "" {
+		return "AuthorizationHeaderMalformed", ""
+	}
+	keyID = scope[0]
+	cred, known := s.creds[keyID]
+	if !known {
+		return "InvalidAccessKeyId", keyID
+	}
+	when, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil || when.Format("20060102") != scope[1] {
+		return "AccessDenied", keyID
+	}
+	if d := time.Since(when); d > maxSkew || d < -maxSkew {
+		return "RequestTimeTooSkewed", keyID
+	}
+	if tok := r.Header.Get("X-Amz-Security-Token"); tok != cred.SessionToken {
+		return "InvalidToken", keyID
+	}
+	payloadHash := r.Header.Get("X-Amz-Content-Sha256")
+	if payloadHash == "" {
+		return "MissingSecurityHeader", keyID
+	}
+	var body []byte
+	if r.Body != nil {
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return "IncompleteBody", keyID
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if payloadHash != "UNSIGNED-PAYLOAD" {
+		sum := sha256.Sum256(body)
+		if payloadHash != hex.EncodeToString(sum[:]) {
+			return "XAmzContentSHA256Mismatch", keyID
+		}
+	}
+	u := *r.URL
+	u.Scheme, u.Host = "http", r.Host
+	cp, err := http.NewRequest(r.Method, u.String(), nil)
+	if err != nil {
+		return "AccessDenied", keyID
+	}
+	cp.Host = r.Host
+	for _, h := range strings.Split(fields["SignedHeaders"], ";") {
+		switch h {
+		case "host", "x-amz-date", "x-amz-security-token":
+			// the signer sets these itself
+		case "content-length":
+			cp.ContentLength = r.ContentLength
+		default:
+			if v, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
+				cp.Header[http.CanonicalHeaderKey(h)] = v
+			}
+		}
+	}
+	signer := v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	creds := aws.Credentials{AccessKeyID: cred.AccessKeyID, SecretAccessKey: cred.SecretAccessKey, SessionToken: cred.SessionToken}
+	if err := signer.SignHTTP(context.Background(), creds, cp, payloadHash, "s3", scope[2], when); err != nil {
+		return "AccessDenied", keyID
+	}
+	if cp.Header.Get("Authorization") != auth {
+		return "SignatureDoesNotMatch", keyID
+	}
+	return "", keyID
+}
+
+// writeDenied answers 403 as S3 does: the key id is in its own element,
+// not in the message.
+func writeDenied(w http.ResponseWriter, code, keyID string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>request refused by the test server</Message><AWSAccessKeyId>%s</AWSAccessKeyId></Error>`, code, keyID)
+}
+
+// Denied is the number of requests refused for their signature or
+// credentials.
+func (s *Server) Denied() int64 { return s.denied.Load() }
 
 // CreateBucket makes a bucket directly in the backing store.
 func (s *Server) CreateBucket(t testing.TB, name string) {
