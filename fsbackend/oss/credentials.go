@@ -25,7 +25,8 @@ const (
 
 // Credentials say how requests are signed: static keys, or (Environment)
 // the OSS_* environment variables, read when the FS is made. Printing a
-// Credentials with %v or %+v never shows the secret or the token.
+// Credentials with %v, %+v or %#v shows none of its values: like the s3
+// and cos back ends, this one treats the access key id as a secret too.
 type Credentials struct {
 	AccessKeyID     string
 	AccessKeySecret string
@@ -40,7 +41,10 @@ func (c Credentials) String() string {
 	if c.Environment {
 		return "oss credentials from environment"
 	}
-	return "oss static credentials for access key id " + c.AccessKeyID
+	if c.SecurityToken != "" {
+		return "oss static credentials with a security token"
+	}
+	return "oss static credentials"
 }
 
 // GoString implements fmt.GoStringer without the secret parts.
@@ -96,6 +100,47 @@ func (c Credentials) resolve() (Credentials, error) {
 	}, nil
 }
 
+// redactor hides credential values in text: an OSS error document may
+// quote the access key id (OSS puts it in OSSAccessKeyId and the string to
+// sign of a SignatureDoesNotMatch answer; the test server in its message),
+// and nothing that reaches an error or a log may show it.
+type redactor []string
+
+func newRedactor(c Credentials) redactor {
+	var r redactor
+	for _, v := range []string{c.AccessKeyID, c.AccessKeySecret, c.SecurityToken} {
+		if v != "" {
+			r = append(r, v)
+		}
+	}
+	return r
+}
+
+func (r redactor) scrub(s string) string {
+	for _, v := range r {
+		s = strings.ReplaceAll(s, v, "******")
+	}
+	return s
+}
+
+// wrap returns err with the credential values removed from its message;
+// errors.Is and errors.As still reach the errors it wraps (whose own
+// fields, such as a ServiceError's Message, are as the server sent them).
+func (r redactor) wrap(err error) error {
+	if err == nil || len(r) == 0 {
+		return err
+	}
+	return &redactedError{err: err, msg: r.scrub(err.Error())}
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
 // cacheKey identifies a client without holding the secret in clear.
 func cacheKey(endpoint string, c Credentials) string {
 	h := sha256.Sum256([]byte(c.AccessKeySecret + "\x00" + c.SecurityToken))
@@ -132,29 +177,32 @@ func PurgeClientCache() { clients().Purge() }
 
 // getClient returns a client for endpoint and credentials, shared through
 // the cache unless noCache. release must be called when the FS closes.
-func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client, func(), error) {
+// It also returns a redactor of the credential values the client signs
+// with.
+func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client, func(), redactor, error) {
 	rc, err := creds.resolve()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	red := newRedactor(rc)
 	key := cacheKey(endpoint, rc)
 	if !noCache {
 		if c, ok := clients().Get(key); ok {
-			return c.client, func() {}, nil
+			return c.client, func() {}, red, nil
 		}
 	}
 	c, err := newClient(endpoint, rc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, red.wrap(err)
 	}
 	if noCache {
-		return c.client, c.transport.CloseIdleConnections, nil
+		return c.client, c.transport.CloseIdleConnections, red, nil
 	}
 	if prev, ok, _ := clients().PeekOrAdd(key, c); ok {
 		c.transport.CloseIdleConnections()
 		c = prev
 	}
-	return c.client, func() {}, nil
+	return c.client, func() {}, red, nil
 }
 
 func newClient(endpoint string, c Credentials) (*cachedClient, error) {

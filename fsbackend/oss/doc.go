@@ -70,5 +70,8 @@
 //
 // Secrets never appear in errors or logs: errors name keys and object
 // names, logs (log/slog, debug level only) print properties through
-// fsbackend.Properties.String.
+// fsbackend.Properties.String. As in the s3 and cos back ends the access
+// key id counts as a secret: OSS quotes it in some error answers
+// (OSSAccessKeyId, the string to sign), so every error and log line the
+// FS makes has the access key id, secret and token removed.
 package oss

@@ -47,6 +47,7 @@ type FS struct {
 	retryPolicy objstore.RetryPolicy
 	log         *slog.Logger
 	release     func() // closes the client's idle connections if it is not shared
+	redact      redactor
 	closed      atomic.Bool
 }
 
@@ -72,20 +73,20 @@ func New(ctx context.Context, opts Options) (*FS, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	client, release, err := getClient(opts.Endpoint, opts.Credentials, opts.DisableCache)
+	client, release, red, err := getClient(opts.Endpoint, opts.Credentials, opts.DisableCache)
 	if err != nil {
 		return nil, err
 	}
 	b, err := client.Bucket(opts.Bucket)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("stowage/fsbackend/oss: key oss.bucket: bucket %q: %w", opts.Bucket, err)
+		return nil, red.wrap(fmt.Errorf("stowage/fsbackend/oss: key oss.bucket: bucket %q: %w", opts.Bucket, err))
 	}
 	log.Debug("stowage/fsbackend/oss: opened", slog.String("endpoint", opts.Endpoint),
 		slog.String("bucket", opts.Bucket), slog.String("prefix", prefix), slog.String("credentials", opts.Credentials.kind()))
 	return &FS{
 		client: client, bucket: b, bucketName: opts.Bucket, prefix: prefix,
-		retryPolicy: opts.Retry.policy(), log: log, release: release,
+		retryPolicy: opts.Retry.policy(), log: log, release: release, redact: red,
 	}, nil
 }
 
@@ -106,12 +107,13 @@ func (f *FS) key(name string) (string, error) {
 }
 
 // pathErr wraps an SDK error for name with a stowage prefix, mapping OSS
-// answers onto the fs sentinels.
+// answers onto the fs sentinels. Its message holds no credential value,
+// not even the access key id a server's answer may quote.
 func (f *FS) pathErr(op, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &fs.PathError{Op: op, Path: "oss://" + f.bucketName + "/" + f.prefix + name, Err: classify(err)}
+	return &fs.PathError{Op: op, Path: "oss://" + f.bucketName + "/" + f.prefix + name, Err: f.redact.wrap(classify(err))}
 }
 
 // classify maps SDK errors to errors that match fs.ErrNotExist,

@@ -27,6 +27,9 @@ const (
 	testSecret = "Sup3rS3cretValue-do-not-print"
 	testToken  = "STS.token-value-do-not-print"
 	bucket     = "stowage-test"
+	// stsID goes with testToken; unknownID is no key the server knows.
+	stsID     = "STS.NTempAccessKeyId01"
+	unknownID = "LTAI5tUnknownKeyId99"
 )
 
 func newServer(t *testing.T) *ossserver.Server {
@@ -34,7 +37,7 @@ func newServer(t *testing.T) *ossserver.Server {
 	srv := ossserver.New(ossserver.Options{
 		Credentials: []ossserver.Credential{
 			{AccessKeyID: testID, AccessKeySecret: testSecret},
-			{AccessKeyID: "STS.id", AccessKeySecret: testSecret, SecurityToken: testToken},
+			{AccessKeyID: stsID, AccessKeySecret: testSecret, SecurityToken: testToken},
 		},
 		Buckets: []string{bucket},
 	})
@@ -344,7 +347,7 @@ func TestCredentials(t *testing.T) {
 	}{
 		{name: "static", props: nil},
 		{name: "static with Hadoop provider class", props: []string{"fs.oss.credentials.provider", oss.ProviderStatic}},
-		{name: "static with security token", props: []string{"fs.oss.accessKeyId", "STS.id", "fs.oss.securityToken", testToken}},
+		{name: "static with security token", props: []string{"fs.oss.accessKeyId", stsID, "fs.oss.securityToken", testToken}},
 		{
 			name:  "environment",
 			env:   map[string]string{"OSS_ACCESS_KEY_ID": testID, "OSS_ACCESS_KEY_SECRET": testSecret},
@@ -352,7 +355,7 @@ func TestCredentials(t *testing.T) {
 		},
 		{
 			name:  "environment with session token",
-			env:   map[string]string{"OSS_ACCESS_KEY_ID": "STS.id", "OSS_ACCESS_KEY_SECRET": testSecret, "OSS_SESSION_TOKEN": testToken},
+			env:   map[string]string{"OSS_ACCESS_KEY_ID": stsID, "OSS_ACCESS_KEY_SECRET": testSecret, "OSS_SESSION_TOKEN": testToken},
 			props: []string{"fs.oss.accessKeyId", "", "fs.oss.accessKeySecret", "", "fs.oss.credentials.provider", oss.ProviderEnvironment},
 		},
 		{
@@ -591,7 +594,7 @@ func TestSecretsNeverAppear(t *testing.T) {
 			errs = append(errs, err.Error(), fmt.Sprintf("%+v %#v", err, err))
 		}
 	}
-	p := props(srv, "fs.oss.attempts.maximum", "3", "fs.oss.securityToken", testToken, "fs.oss.accessKeyId", "STS.id")
+	p := props(srv, "fs.oss.attempts.maximum", "3", "fs.oss.securityToken", testToken, "fs.oss.accessKeyId", stsID)
 	f, err := fsbackend.Open(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -604,8 +607,12 @@ func TestSecretsNeverAppear(t *testing.T) {
 	note(err)
 	note(fsbackend.WriteFile(ctx, f, "a", []byte("x")))
 	f.Close()
+	// The server quotes the access key id in its answers to a wrong secret
+	// and an unknown id (as OSS does in OSSAccessKeyId): the errors must
+	// not.
 	for _, bad := range []fsbackend.Properties{
 		props(srv, "fs.oss.accessKeySecret", "wrong-"+testSecret),
+		props(srv, "fs.oss.accessKeyId", unknownID),
 		props(srv, "fs.oss.credentials.provider", "x.Y"),
 		props(srv, "fs.oss.credentials.provider", oss.ProviderEnvironment),
 		props(srv, "oss.bucket", "bad"),
@@ -626,10 +633,10 @@ func TestSecretsNeverAppear(t *testing.T) {
 	mu.Lock()
 	out := logs.String() + strings.Join(errs, "\n")
 	mu.Unlock()
-	if !strings.Contains(out, "retrying") || !strings.Contains(out, "SignatureDoesNotMatch") {
+	if !strings.Contains(out, "retrying") || !strings.Contains(out, "SignatureDoesNotMatch") || !strings.Contains(out, "InvalidAccessKeyId") {
 		t.Fatalf("the run did not exercise retries and auth failures:\n%s", out)
 	}
-	for _, s := range []string{testSecret, testToken} {
+	for _, s := range []string{testSecret, testToken, testID, stsID, unknownID} {
 		if strings.Contains(out, s) {
 			t.Fatalf("secret %q appears in output:\n%s", s[:4]+"…", out)
 		}

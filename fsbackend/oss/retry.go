@@ -53,7 +53,7 @@ func (p RetryPolicy) policy() objstore.RetryPolicy {
 func (f *FS) retry(ctx context.Context, what string, op func(ctx context.Context, attempt int) error) error {
 	return objstore.Retry(ctx, f.retryPolicy, retryable, func(attempt int, err error) {
 		f.log.Debug("stowage/fsbackend/oss: retrying", slog.String("op", what), slog.Int("attempt", attempt),
-			slog.String("error", err.Error()))
+			slog.String("error", f.redact.scrub(err.Error())))
 	}, op)
 }
 

@@ -31,7 +31,9 @@ type authError struct{ code, msg string }
 func (e *authError) Error() string { return e.code + ": " + e.msg }
 
 // authenticate checks the request's V1 signature. The error messages name
-// the access key id, never a secret.
+// the access key id, never a secret: OSS's own answers quote it (in
+// OSSAccessKeyId), so a client that must not show it has to remove it
+// from its errors, and tests of that client see whether it does.
 func (s *Server) authenticate(r *http.Request, bucket, key string) *authError {
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
