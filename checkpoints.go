@@ -9,9 +9,14 @@ import (
 )
 
 // OpenCheckpointStorage builds the checkpoint storage that
-// seatunnel.engine.checkpoint.storage describes: the registered factory
-// named by its type (hdfs, or the deprecated localfile), with the
-// plugin-config namespace, max-retained and back-end keys.
+// seatunnel.engine.checkpoint.storage describes: the factory registered
+// under its type (hdfs, the deprecated localfile, or one registered with
+// checkpoint.Register), given the plugin-config namespace, max-retained
+// and the whole plugin-config. config accepts any well-formed type; a type
+// no factory is registered for fails here with an error wrapping
+// checkpoint.ErrUnknownStorage that names the key
+// seatunnel.engine.checkpoint.storage.type, the value and the registered
+// names.
 func OpenCheckpointStorage(ctx context.Context, cfg *config.Config, log *slog.Logger) (checkpoint.Storage, error) {
 	if cfg == nil {
 		cfg = config.Default()

@@ -27,9 +27,11 @@
 // back end with fsbackend.Open and stores files there. "localfile" is
 // SeaTunnel's deprecated local storage; it logs a warning and behaves like
 // hdfs with fs.defaultFS file:///. Users add their own storage with
-// Register from an init function (see ExampleRegister); New with an unknown
-// name fails naming seatunnel.engine.checkpoint.storage.type and listing
-// the registered names.
+// Register from an init function (see ExampleRegister) and select it with
+// seatunnel.engine.checkpoint.storage.type, which package config accepts
+// for any well-formed name; their factory receives plugin-config as
+// written. New with an unknown name fails naming that key and the value
+// and listing the registered names.
 //
 // # Layout and format
 //

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stowage/stowage/checkpoint"
 	"github.com/stowage/stowage/checkpoint/checkpointtest"
+	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	_ "github.com/stowage/stowage/fsbackend/local" // registers "local"
 	"github.com/stowage/stowage/fsbackend/memfs"
@@ -94,6 +96,130 @@ func TestFactoryErrors(t *testing.T) {
 		Properties: fsbackend.Properties{"fs.defaultFS": "file:///"}})
 	if err == nil || !strings.Contains(err.Error(), "namespace") {
 		t.Fatalf("namespace without trailing slash: err %v", err)
+	}
+}
+
+// recording holds what the factory registered under recordingStorage was
+// given. The test registers it as a user would, from an init function; it
+// stores on an in-memory FS.
+var recording struct {
+	mu    sync.Mutex
+	calls []checkpoint.FactoryOptions
+}
+
+const recordingStorage = "Recording-Store.v1"
+
+func init() {
+	checkpoint.Register(recordingStorage, func(ctx context.Context, opts checkpoint.FactoryOptions) (checkpoint.Storage, error) {
+		recording.mu.Lock()
+		recording.calls = append(recording.calls, opts)
+		recording.mu.Unlock()
+		return checkpoint.Open(ctx, checkpoint.Options{FS: memfs.New(), Namespace: opts.Namespace, MaxRetained: opts.MaxRetained})
+	})
+}
+
+// A seatunnel.yaml that selects a factory the user registered parses, and
+// building its storage goes through that factory with the block's
+// plugin-config as written, keys config does not know included.
+func TestCustomFactoryFromSeatunnelYAML(t *testing.T) {
+	const yaml = `seatunnel:
+  engine:
+    checkpoint:
+      storage:
+        type: recording-store.V1
+        max-retained: 4
+        plugin-config:
+          namespace: /custom/ck
+          storage.type: cassandra
+          fs.defaultFS: cql://db.example:9042
+          keyspace: checkpoints
+`
+	c, err := config.Parse([]byte(yaml), nil)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	recording.mu.Lock()
+	before := len(recording.calls)
+	recording.mu.Unlock()
+	s, err := buildFromConfig(t.Context(), c)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	defer s.Close()
+	recording.mu.Lock()
+	calls := recording.calls[before:]
+	recording.mu.Unlock()
+	if len(calls) != 1 {
+		t.Fatalf("the registered factory was called %d times, want 1", len(calls))
+	}
+	got := calls[0]
+	if got.Namespace != "/custom/ck/" || got.MaxRetained != 4 {
+		t.Errorf("factory got namespace %q max-retained %d, want /custom/ck/ and 4", got.Namespace, got.MaxRetained)
+	}
+	for k, v := range map[string]string{"storage.type": "cassandra", "fs.defaultFS": "cql://db.example:9042", "keyspace": "checkpoints", "namespace": "/custom/ck/"} {
+		if got.Properties[k] != v {
+			t.Errorf("factory got plugin-config %s = %q, want %q", k, got.Properties[k], v)
+		}
+	}
+	mustStore(t, s, checkpointtest.State("j", 1, 1))
+	if st, err := s.GetLatestCheckpointByJobAndPipeline(t.Context(), "j", 1); err != nil || st.CheckpointID != 1 {
+		t.Fatalf("latest through the custom storage = %d, %v", st.CheckpointID, err)
+	}
+}
+
+// A well-formed type that no factory has parses (config cannot know the
+// registry), and building fails naming the key, the value and every
+// registered name.
+func TestUnregisteredFactoryFromSeatunnelYAML(t *testing.T) {
+	c, err := config.Parse([]byte("seatunnel:\n  engine:\n    checkpoint:\n      storage:\n        type: Cassandra\n"), nil)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	s, err := buildFromConfig(t.Context(), c)
+	if err == nil {
+		s.Close()
+		t.Fatal("built a storage for an unregistered type")
+	}
+	if !errors.Is(err, checkpoint.ErrUnknownStorage) {
+		t.Errorf("error %q does not match ErrUnknownStorage", err)
+	}
+	names := checkpoint.Registered()
+	if len(names) < 3 {
+		t.Fatalf("Registered() = %v, want hdfs, localfile and the test's own", names)
+	}
+	for _, w := range append([]string{"seatunnel.engine.checkpoint.storage.type", `"cassandra"`}, names...) {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %s", err, w)
+		}
+	}
+}
+
+// Register refuses exactly the names config refuses as
+// checkpoint.storage.type, so that every registered factory can be
+// selected from seatunnel.yaml.
+func TestRegisterNamesAgreeWithConfig(t *testing.T) {
+	for _, name := range checkpoint.Registered() {
+		if !config.ValidCheckpointStorageName(name) {
+			t.Errorf("registered name %q is not a valid checkpoint.storage.type", name)
+		}
+		st := "seatunnel:\n  engine:\n    checkpoint:\n      storage:\n        type: " + name + "\n"
+		if _, err := config.Parse([]byte(st), nil); err != nil {
+			t.Errorf("type %s: %v", name, err)
+		}
+	}
+	f := func(context.Context, checkpoint.FactoryOptions) (checkpoint.Storage, error) { return nil, nil }
+	for _, name := range []string{"", " ", "s3://bucket", "my store", "1st", "-x", "a/b", strings.Repeat("x", 65)} {
+		if config.ValidCheckpointStorageName(strings.ToLower(strings.TrimSpace(name))) {
+			t.Errorf("config accepts %q", name)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%q) did not panic", name)
+				}
+			}()
+			checkpoint.Register(name, f)
+		}()
 	}
 }
 

@@ -9,19 +9,23 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 )
 
 // FactoryOptions is what a Factory receives: the values of the
-// seatunnel.engine.checkpoint.storage block, already validated by package
-// config (namespace ends with "/").
+// seatunnel.engine.checkpoint.storage block, as package config validated
+// them (namespace ends with "/"; the back-end keys are checked only for
+// the built-in hdfs and localfile).
 type FactoryOptions struct {
 	// Namespace is plugin-config's namespace (empty: DefaultNamespace).
 	Namespace string
 	// MaxRetained is max-retained (see Options.MaxRetained).
 	MaxRetained int
-	// Properties are the other plugin-config keys: storage.type,
-	// fs.defaultFS, buckets, fs.<scheme>.*, Kerberos, seatunnel.hadoop.*.
+	// Properties is the whole plugin-config block (namespace included,
+	// normalised): for hdfs storage.type, fs.defaultFS, buckets,
+	// fs.<scheme>.*, Kerberos, seatunnel.hadoop.*; for a user's factory
+	// whatever keys its users write, unchecked by config.
 	Properties fsbackend.Properties
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
@@ -55,15 +59,17 @@ func init() {
 	Register(StorageLocalFile, localFileFactory)
 }
 
-// Register makes a Factory available to New under name (the value of
-// seatunnel.engine.checkpoint.storage.type, matched case-insensitively).
-// It panics if name is empty, f is nil or name is taken, like
-// database/sql.Register; call it from an init function. It is safe for
-// concurrent use.
+// Register makes a Factory available to New under name, the value of
+// seatunnel.engine.checkpoint.storage.type that selects it, matched
+// case-insensitively. A name must be one config accepts there
+// (config.ValidCheckpointStorageName: 1 to 64 ASCII letters, digits, '.',
+// '_' or '-', starting with a letter). It panics if name is not, f is nil
+// or name is taken, like database/sql.Register; call it from an init
+// function. It is safe for concurrent use.
 func Register(name string, f Factory) {
 	key := strings.ToLower(strings.TrimSpace(name))
-	if key == "" || f == nil {
-		panic("stowage/checkpoint: Register with an empty name or a nil factory")
+	if !config.ValidCheckpointStorageName(key) || f == nil {
+		panic(fmt.Sprintf("stowage/checkpoint: Register(%q): the name is not a well-formed checkpoint storage name or the factory is nil", name))
 	}
 	factoryMu.Lock()
 	defer factoryMu.Unlock()
@@ -81,8 +87,9 @@ func Registered() []string {
 }
 
 // New builds the checkpoint storage registered under name. An unknown name
-// gives an error wrapping ErrUnknownStorage that names the key and lists
-// the known names.
+// gives an error wrapping ErrUnknownStorage that names the key
+// seatunnel.engine.checkpoint.storage.type, the value and the registered
+// names.
 func New(ctx context.Context, name string, opts FactoryOptions) (Storage, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	factoryMu.RLock()

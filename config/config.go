@@ -80,9 +80,13 @@ type Checkpoint struct {
 
 // CheckpointStorage is seatunnel.engine.checkpoint.storage.
 type CheckpointStorage struct {
-	// Type is type: the storage plugin, "hdfs" (the default here; it
-	// serves every storage.type) or "localfile", SeaTunnel's deprecated
-	// alias, kept as written (lower-cased) so that the caller can warn.
+	// Type is type: the name of the checkpoint storage factory, "hdfs"
+	// (the default here; it serves every storage.type), "localfile"
+	// (SeaTunnel's deprecated alias, kept as written so that the caller
+	// can warn) or one a user registered with checkpoint.Register. It is
+	// lower-cased. Validate accepts any well-formed name
+	// (ValidCheckpointStorageName); a name no factory has fails when the
+	// storage is built.
 	Type string
 	// MaxRetained is max-retained: completed checkpoints kept per job
 	// pipeline. Default 20, as SeaTunnel's ServerConfigOptions (releases
@@ -97,7 +101,9 @@ type CheckpointStorage struct {
 	// fs.s3a.*, cos.bucket, fs.cosn.*, gcs.bucket, fs.gs.*,
 	// kerberosPrincipal, kerberosKeytabFilePath, seatunnel.hadoop.*,
 	// disable.cache, ...). Keys with no value are left out; namespace,
-	// when given, holds the normalised value.
+	// when given, holds the normalised value. Validate checks the
+	// back-end keys only for the built-in types hdfs and localfile; a
+	// factory of the user's own receives them unchecked.
 	PluginConfig fsbackend.Properties
 }
 

@@ -60,6 +60,12 @@
 //     win: classloader-cache-mode false. checkpoint.storage.type defaults
 //     to hdfs (SeaTunnel's localfile is deprecated); localfile is accepted
 //     and kept so that the caller can warn.
+//   - checkpoint.storage.type may name any well-formed factory name
+//     (ValidCheckpointStorageName), so that a factory registered with
+//     checkpoint.Register can be selected; config does not know the
+//     registry, and building the storage fails on an unregistered name.
+//     plugin-config's back-end keys are checked only for hdfs and
+//     localfile; the namespace is checked for every type.
 //   - Booleans accept true/false/yes/no/on/off in any case; YAML anchors,
 //     aliases and merge keys work; a key given twice is an error.
 //   - write-delay-seconds must be 0: stowage writes through and

@@ -70,7 +70,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	broken := []struct{ st, hz string }{
 		{strings.Replace(secretST, "namespace: /ck/", "namespace: ck", 1), ""},
 		{strings.Replace(secretST, "storage.type: oss", "storage.type: S3CR3T-VALUE-1", 1), ""},
-		{strings.Replace(secretST, "type: hdfs", "type: S3CR3T", 1), ""},
+		{strings.Replace(secretST, "type: hdfs", "type: S3CR3T/x", 1), ""},
 		{"", strings.Replace(secretHZ, "clusterName: c", "clusterName: ../c", 1)},
 		{"", strings.Replace(secretHZ, "storage.type: s3", "storage.type: hdfs\n          fs.defaultFS: \"ftp://u:S3CR3T-VALUE-2@h\"", 1)},
 		{"", strings.Replace(secretHZ, "fs.s3a.secret.key: S3CR3T-VALUE-2", "fs.s3a.secret.key: [S3CR3T, {x: 1}]", 1)},

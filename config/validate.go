@@ -108,10 +108,12 @@ func (v *validator) engine(e *Engine) {
 	}
 	s := &cp.Storage
 	const sp = p + "checkpoint.storage."
-	switch strings.ToLower(s.Type) {
-	case "hdfs", "localfile":
-	default:
-		v.add(sp+"type", "unknown checkpoint storage %q (known: hdfs, localfile)", s.Type)
+	builtin := false
+	switch t := strings.ToLower(strings.TrimSpace(s.Type)); {
+	case t == checkpointStorageHDFS || t == checkpointStorageLocalFile:
+		builtin = true
+	case !ValidCheckpointStorageName(t):
+		v.add(sp+"type", "%q is not a checkpoint storage name (1 to %d ASCII letters, digits, '.', '_' or '-', starting with a letter)", s.Type, maxStorageNameLen)
 	}
 	if s.MaxRetained < 1 {
 		v.add(sp+"max-retained", "must be at least 1, got %d", s.MaxRetained)
@@ -119,7 +121,41 @@ func (v *validator) engine(e *Engine) {
 	if msg := checkpointNamespaceProblem(s.Namespace); msg != "" {
 		v.add(sp+"plugin-config.namespace", "%s", msg)
 	}
-	v.backend(sp+"plugin-config.", s.PluginConfig)
+	if builtin {
+		// A factory of the user's own gets plugin-config as given: only
+		// it knows its keys.
+		v.backend(sp+"plugin-config.", s.PluginConfig)
+	}
+}
+
+// The built-in checkpoint storage factories (package checkpoint registers
+// them under these names), whose plugin-config Validate checks.
+const (
+	checkpointStorageHDFS      = "hdfs"
+	checkpointStorageLocalFile = "localfile"
+)
+
+const maxStorageNameLen = 64
+
+// ValidCheckpointStorageName reports whether name is well-formed as
+// seatunnel.engine.checkpoint.storage.type: 1 to 64 ASCII letters, digits,
+// '.', '_' or '-', starting with a letter. Names are matched
+// case-insensitively. Whether a factory is registered under the name is
+// not config's to know (package checkpoint holds the registry): building
+// the storage fails on a name no factory has.
+func ValidCheckpointStorageName(name string) bool {
+	if name == "" || len(name) > maxStorageNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		other := c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !letter && (i == 0 || !other) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkpointNamespaceProblem describes what is wrong with a checkpoint

@@ -61,7 +61,11 @@ func TestValidateRules(t *testing.T) {
 		{"slot-num", "seatunnel:\n  engine:\n    slot-service:\n      dynamic-slot: false\n      slot-num: 0\n", "", "seatunnel.engine.slot-service.slot-num:"},
 		{"interval", checkpoint("      interval: 0\n"), "", "seatunnel.engine.checkpoint.interval:"},
 		{"timeout", checkpoint("      timeout: -5\n"), "", "seatunnel.engine.checkpoint.timeout:"},
-		{"checkpoint storage type", checkpoint("      storage:\n        type: ftp\n"), "", "seatunnel.engine.checkpoint.storage.type: unknown checkpoint storage \"ftp\" (known: hdfs, localfile)"},
+		{"checkpoint storage type with a scheme", checkpoint("      storage:\n        type: ftp://x\n"), "", "seatunnel.engine.checkpoint.storage.type: \"ftp://x\" is not a checkpoint storage name"},
+		{"checkpoint storage type with a space", checkpoint("      storage:\n        type: my store\n"), "", "seatunnel.engine.checkpoint.storage.type:"},
+		{"checkpoint storage type empty", checkpoint("      storage:\n        type: \"\"\n"), "", "seatunnel.engine.checkpoint.storage.type:"},
+		{"checkpoint storage type from a digit", checkpoint("      storage:\n        type: 3fs\n"), "", "seatunnel.engine.checkpoint.storage.type:"},
+		{"namespace checked for a custom type", checkpoint("      storage:\n        type: my-store\n        plugin-config:\n          namespace: ck/\n"), "", "seatunnel.engine.checkpoint.storage.plugin-config.namespace:"},
 		{"max-retained", checkpoint("      storage:\n        max-retained: 0\n"), "", "seatunnel.engine.checkpoint.storage.max-retained:"},
 		{"checkpoint namespace empty", checkpoint("      storage:\n        plugin-config:\n          namespace: \"\"\n"), "", "seatunnel.engine.checkpoint.storage.plugin-config.namespace:"},
 		{"checkpoint namespace relative", checkpoint("      storage:\n        plugin-config:\n          namespace: ck/\n"), "", "seatunnel.engine.checkpoint.storage.plugin-config.namespace:"},
@@ -128,5 +132,49 @@ func TestValidateBuiltInCode(t *testing.T) {
 	ok.Engine.Checkpoint.Interval = time.Second
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkpoint.storage.type may name a factory config does not know (one a
+// user registers with checkpoint.Register): any well-formed name parses,
+// and such a type's plugin-config reaches the factory unchecked, whereas
+// the built-in types still have their back-end keys checked.
+func TestCheckpointStorageTypeCustom(t *testing.T) {
+	const custom = "seatunnel:\n  engine:\n    checkpoint:\n      storage:\n        type: My-Store.v2\n" +
+		"        plugin-config:\n          storage.type: cassandra\n          fs.defaultFS: cql://db:9042\n          keyspace: ck\n"
+	c, err := config.Parse([]byte(custom), nil)
+	if err != nil {
+		t.Fatalf("custom checkpoint storage type refused: %v", err)
+	}
+	s := c.Engine.Checkpoint.Storage
+	want(t, "type", s.Type, "my-store.v2")
+	want(t, "namespace", s.Namespace, config.DefaultCheckpointNamespace)
+	for k, v := range map[string]string{"storage.type": "cassandra", "fs.defaultFS": "cql://db:9042", "keyspace": "ck"} {
+		want(t, "plugin-config "+k, s.PluginConfig[k], v)
+	}
+	for _, builtin := range []string{"hdfs", "localfile", "HDFS"} {
+		_, err := config.Parse([]byte(strings.Replace(custom, "My-Store.v2", builtin, 1)), nil)
+		if err == nil || !strings.Contains(err.Error(), "seatunnel.engine.checkpoint.storage.plugin-config.storage.type:") {
+			t.Errorf("type %s with plugin-config storage.type cassandra: err %v, want one naming plugin-config.storage.type", builtin, err)
+		}
+	}
+	// Validate on a configuration built in code lower-cases as Parse does.
+	d := config.Default()
+	d.Engine.Checkpoint.Storage.Type = "In-Memory"
+	d.Engine.Checkpoint.Storage.PluginConfig = map[string]string{"storage.type": "nowhere"}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("custom type built in code: %v", err)
+	}
+}
+
+func TestValidCheckpointStorageName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"hdfs": true, "localfile": true, "in-memory": true, "My_Store.v2": true, "a": true,
+		strings.Repeat("a", 64): true, strings.Repeat("a", 65): false,
+		"": false, "-x": false, "1x": false, "a b": false, "a/b": false, "s3://b": false, "é": false, "a\x00": false,
+	} {
+		if got := config.ValidCheckpointStorageName(name); got != ok {
+			t.Errorf("ValidCheckpointStorageName(%q) = %v, want %v", name, got, ok)
+		}
 	}
 }
