@@ -13,10 +13,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
+	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/stowage/stowage/checkpoint"
 	"github.com/stowage/stowage/checkpoint/checkpointtest"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
 	_ "github.com/stowage/stowage/fsbackend/all" // every back end a seed example names
 	"github.com/stowage/stowage/fsbackend/hdfs"
 )
@@ -41,13 +46,21 @@ var checkpointExamples = []struct {
 	env map[string]string
 	// wantErr lists what the error must name; empty means it must build.
 	wantErr []string
+	// fix, for an example that fails on a placeholder, puts a fake but
+	// well-formed value in its place: the example must then build. Nil
+	// where building the completed example needs a server (its own test
+	// covers it).
+	fix func(t *testing.T, pc fsbackend.Properties)
 	// retained is the max-retained the storage must use.
 	retained int
 }{
 	// No storage.type and no fs.defaultFS: the local disk, as in SeaTunnel.
 	{file: "checkpoint-01-storage-template.yaml", retained: checkpoint.DefaultMaxRetained},
 	// "fs.oss.endpoint: endpoint address" is a placeholder.
-	{file: "checkpoint-02-oss-static-keys.yaml", wantErr: []string{"fs.oss.endpoint", `"endpoint address"`}},
+	// The OSS back end makes no request until the first read or write, so
+	// an endpoint on a loopback port nothing listens on builds.
+	{file: "checkpoint-02-oss-static-keys.yaml", wantErr: []string{"fs.oss.endpoint", `"endpoint address"`}, retained: 3,
+		fix: func(t *testing.T, pc fsbackend.Properties) { pc["fs.oss.endpoint"] = "http://" + closedPorts(t, 1)[0] }},
 	{file: "checkpoint-03-oss-env-credentials.yaml", retained: checkpoint.DefaultMaxRetained,
 		env: map[string]string{"OSS_ACCESS_KEY_ID": "LTAIfakeid", "OSS_ACCESS_KEY_SECRET": "fake-oss-secret"}},
 	// your-region only becomes an endpoint host name: it builds, and the
@@ -56,7 +69,12 @@ var checkpointExamples = []struct {
 	{file: "checkpoint-05-cos-env-credentials-fragment.yaml", fragment: true, retained: checkpoint.DefaultMaxRetained,
 		env: map[string]string{"COSN_SECRET_ID": "AKIDfakeid", "COSN_SECRET_KEY": "fake-cos-secret"}},
 	// /path/to/service-account-key.json is a placeholder.
-	{file: "checkpoint-06-gcs-keyfile.yaml", wantErr: []string{"fs.gs.auth.service.account.json.keyfile", "/path/to/service-account-key.json"}},
+	// A generated key file in its place builds (no token is asked for
+	// before the first request).
+	{file: "checkpoint-06-gcs-keyfile.yaml", wantErr: []string{"fs.gs.auth.service.account.json.keyfile", "/path/to/service-account-key.json"}, retained: 3,
+		fix: func(t *testing.T, pc fsbackend.Properties) {
+			pc["fs.gs.auth.service.account.json.keyfile"] = fakeServiceAccountKey(t)
+		}},
 	{file: "checkpoint-07-gcs-adc.yaml", retained: 3, env: map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": "$KEYFILE"}},
 	{file: "checkpoint-08-s3-static-keys.yaml", retained: 3},
 	{file: "checkpoint-09-s3-env-credentials-fragment.yaml", fragment: true, retained: checkpoint.DefaultMaxRetained,
@@ -67,12 +85,14 @@ var checkpointExamples = []struct {
 	{file: "checkpoint-11-s3-container-credentials.yaml", retained: 3,
 		env: map[string]string{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/fake"}},
 	// The example relies on the user's hdfs-site.xml for the NameNode's
-	// Kerberos principal (TestCheckpointExampleKerberosKeytab goes on
-	// from there).
+	// Kerberos principal (TestCheckpointExampleKerberosKeytab and
+	// TestCheckpointExampleKerberosFakeKeytab go on from there).
 	{file: "checkpoint-12-hdfs-kerberos.yaml", wantErr: []string{"seatunnel.hadoop.dfs.namenode.kerberos.principal"}},
 	// checkpoint-13 (HA) names NameNode hosts: TestCheckpointExampleHDFSHA.
 	{file: "checkpoint-14-localfile.yaml", retained: 3},
-	// hdfs:/// names no NameNode; SeaTunnel takes it from core-site.xml.
+	// hdfs:/// names no NameNode, and Hadoop refuses it as fs.defaultFS
+	// too (no authority); TestCheckpointExampleCacheHDFS puts a NameNode
+	// there.
 	{file: "checkpoint-15-cache-hdfs.yaml", wantErr: []string{"fs.defaultFS", `"hdfs:///"`}},
 	{file: "checkpoint-16-cache-localfile.yaml", retained: 3},
 }
@@ -190,9 +210,18 @@ func TestCheckpointExamplesBuild(t *testing.T) {
 						t.Errorf("error %q does not name %s", err, w)
 					}
 				}
-				return
-			}
-			if err != nil {
+				if ex.fix == nil {
+					return
+				}
+				ex.fix(t, c.Engine.Checkpoint.Storage.PluginConfig)
+				if err := c.Validate(); err != nil {
+					t.Fatalf("completed example does not validate: %v", err)
+				}
+				s, err = buildFromConfig(t.Context(), c)
+				if err != nil {
+					t.Fatalf("build with the placeholder replaced: %v", err)
+				}
+			} else if err != nil {
 				t.Fatalf("build: %v", err)
 			}
 			fs, ok := s.(*checkpoint.FileStorage)
@@ -270,6 +299,146 @@ func TestCheckpointExampleKerberosKeytab(t *testing.T) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not name %s", err, w)
 		}
+	}
+}
+
+// TestCheckpointExampleKerberosFakeKeytab completes the Kerberos example
+// with fake but well-formed values: the NameNode's principal from
+// hdfs-site.xml, a keytab generated into t.TempDir() holding a key for a
+// fake principal, and a krb5.conf whose KDC is a loopback port nothing
+// listens on. Building an HDFS client with Kerberos logs in first, and a
+// login must reach the KDC (there is no test KDC here), so building fails;
+// the test shows the failure is about reaching the KDC, names the
+// principal and the keytab's path but no key material, and that the
+// NameNode of the example (localhost:9000) was not what failed.
+func TestCheckpointExampleKerberosFakeKeytab(t *testing.T) {
+	isolateEnv(t)
+	dir := t.TempDir()
+	site := `<?xml version="1.0"?><configuration>
+<property><name>dfs.namenode.kerberos.principal</name><value>nn/_HOST@STOWAGE.TEST</value></property>
+</configuration>`
+	if err := os.WriteFile(filepath.Join(dir, "hdfs-site.xml"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HADOOP_CONF_DIR", dir)
+	const principal, password = "seatunnel/engine@STOWAGE.TEST", "fake-keytab-password-7c1e"
+	kt := keytab.New()
+	if err := kt.AddEntry("seatunnel/engine", "STOWAGE.TEST", password, time.Unix(1700000000, 0), 1, etypeID.AES256_CTS_HMAC_SHA1_96); err != nil {
+		t.Fatal(err)
+	}
+	b, err := kt.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keytabPath := filepath.Join(dir, "seatunnel.keytab")
+	if err := os.WriteFile(keytabPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kdc := closedPorts(t, 1)[0]
+	// udp_preference_limit 1: TCP only, so a closed port is refused at
+	// once instead of waiting on a UDP read.
+	krb5 := "[libdefaults]\n  default_realm = STOWAGE.TEST\n  udp_preference_limit = 1\n[realms]\n  STOWAGE.TEST = {\n    kdc = " + kdc + "\n  }\n"
+	krb5Path := filepath.Join(dir, "krb5.conf")
+	if err := os.WriteFile(krb5Path, []byte(krb5), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KRB5_CONFIG", krb5Path)
+
+	c, err := config.Parse(readSeatunnelExample(t, "checkpoint-12-hdfs-kerberos.yaml", false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.Engine.Checkpoint.Storage.PluginConfig
+	if pc["kerberosPrincipal"] != "your-kerberos-principal" || pc["kerberosKeytabFilePath"] != "your-kerberos-keytab" {
+		t.Fatalf("example's Kerberos keys: %q, %q", pc["kerberosPrincipal"], pc["kerberosKeytabFilePath"])
+	}
+	pc["kerberosPrincipal"], pc["kerberosKeytabFilePath"] = principal, keytabPath
+	s, err := buildFromConfig(t.Context(), c)
+	if err == nil {
+		s.Close()
+		t.Fatal("built with no KDC listening")
+	}
+	t.Logf("build error: %v", err)
+	if !errors.Is(err, hdfs.ErrKerberos) {
+		t.Errorf("error %q does not match hdfs.ErrKerberos", err)
+	}
+	for _, w := range []string{"KDC", kdc, principal, keytabPath} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %s", err, w)
+		}
+	}
+	for _, no := range []string{password, "localhost:9000", "your-kerberos"} {
+		if strings.Contains(err.Error(), no) {
+			t.Errorf("error %q contains %q", err, no)
+		}
+	}
+}
+
+// TestCheckpointExampleCacheHDFS completes the client-cache example. Its
+// fs.defaultFS hdfs:/// names no NameNode; Hadoop too refuses it ("no
+// authority"), so the sensible value is the NameNode of the user's
+// cluster, hdfs://host:port, with the example's other keys
+// (disable.cache: false) kept. The HDFS back end connects while it is
+// built, so with the MiniDFSCluster of testdata/hdfs (STOWAGE_TEST_HDFS)
+// the storage is built twice (the second one shares the cached client),
+// stores and reads back; without one, the NameNode is a loopback port
+// nothing listens on and building must fail naming it as unreachable.
+func TestCheckpointExampleCacheHDFS(t *testing.T) {
+	isolateEnv(t)
+	c, err := config.Parse(readSeatunnelExample(t, "checkpoint-15-cache-hdfs.yaml", false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := c.Engine.Checkpoint.Storage.PluginConfig
+	if pc["fs.defaultFS"] != "hdfs:///" || pc["disable.cache"] != "false" {
+		t.Fatalf("example's fs.defaultFS %q, disable.cache %q", pc["fs.defaultFS"], pc["disable.cache"])
+	}
+	if nn := os.Getenv("STOWAGE_TEST_HDFS"); nn != "" {
+		if conf := os.Getenv("STOWAGE_TEST_HDFS_CONF"); conf != "" {
+			t.Setenv("HADOOP_CONF_DIR", conf)
+		}
+		pc["fs.defaultFS"] = "hdfs://" + nn
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := buildFromConfig(t.Context(), c)
+		if err != nil {
+			t.Fatalf("build on the test cluster: %v", err)
+		}
+		defer s.Close()
+		again, err := buildFromConfig(t.Context(), c)
+		if err != nil {
+			t.Fatalf("second build on the test cluster: %v", err)
+		}
+		defer again.Close()
+		job := "examples-" + strings.ReplaceAll(t.Name(), "/", "-")
+		if _, err := s.StoreCheckpoint(t.Context(), checkpointtest.State(job, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := again.GetLatestCheckpointByJobAndPipeline(t.Context(), job, 1)
+		if err != nil || got.CheckpointID != 1 {
+			t.Fatalf("latest through the second storage = %d, %v", got.CheckpointID, err)
+		}
+		if err := s.DeleteCheckpoint(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	nn := closedPorts(t, 1)[0]
+	pc["fs.defaultFS"] = "hdfs://" + nn
+	// One attempt, no failover rounds with backoff.
+	pc["seatunnel.hadoop.dfs.client.failover.max.attempts"] = "0"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := buildFromConfig(t.Context(), c)
+	if err == nil {
+		s.Close()
+		t.Fatal("built with no NameNode listening")
+	}
+	t.Logf("build error: %v", err)
+	if !errors.Is(err, hdfs.ErrNameNodeUnreachable) || !strings.Contains(err.Error(), nn) {
+		t.Errorf("error %q is not hdfs.ErrNameNodeUnreachable naming %s", err, nn)
 	}
 }
 
