@@ -26,6 +26,7 @@ type FileStorage struct {
 	keep     int          // < 0: keep all
 	log      *slog.Logger
 	onDamage func(Damage)
+	names    nameLocks // one store of a file name at a time
 
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions
@@ -117,11 +118,17 @@ func (s *FileStorage) check(jobID string) error {
 // temporary name then renamed where the back end renames atomically,
 // otherwise by a conditional create of the final name (one PUT on object
 // stores). Storing the same checkpoint again with the same state succeeds;
-// with another state it fails with ErrExists. Once the new file is durable
-// and reads back identical, checkpoints of the pipeline beyond the newest
-// MaxRetained are deleted; a failed deletion is logged and retried by the
-// next store, it does not fail this one. A checkpoint older than the
-// newest MaxRetained of its pipeline is deleted again at once.
+// with another state it fails with ErrExists. Stores of one checkpoint
+// through one FileStorage take turns, so when they run concurrently the
+// first succeeds and each with a different state fails with ErrExists.
+// (On the rename path the exists check and the rename are two steps, so
+// two processes storing the same checkpoint at once are not ordered
+// against each other; a job's checkpoints have one writer.) Once the new
+// file is durable and reads back identical, checkpoints of the pipeline
+// beyond the newest MaxRetained are deleted; a failed deletion is logged
+// and retried by the next store, it does not fail this one. A checkpoint
+// older than the newest MaxRetained of its pipeline is deleted again at
+// once.
 func (s *FileStorage) StoreCheckpoint(ctx context.Context, st PipelineState) (string, error) {
 	if err := s.check(st.JobID); err != nil {
 		return "", err
@@ -139,7 +146,16 @@ func (s *FileStorage) path(job string, pipeline int, id int64) string {
 func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, error) {
 	name := s.path(st.JobID, st.PipelineID, st.CheckpointID)
 	data := encode(st)
-	if err := s.write(ctx, st, name, data, true); err != nil {
+	// The exists check and the rename of write are two steps: without the
+	// lock two stores of one name with different states could both pass
+	// the check and both succeed, the last rename winning.
+	unlock, err := s.names.lock(ctx, name)
+	if err != nil {
+		return "", s.wrap("store", name, err)
+	}
+	err = s.write(ctx, st, name, data, true)
+	unlock()
+	if err != nil {
 		return "", err
 	}
 	if err := s.retain(ctx, st, name, data); err != nil {
