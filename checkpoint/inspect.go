@@ -59,6 +59,10 @@ type CheckpointInfo struct {
 	Created     time.Time `json:"created,omitzero"`
 	CRC         string    `json:"crc"`
 	Damage      *Damage   `json:"damage,omitempty"`
+	// Skipped lists the damaged checkpoints with higher ids that Show,
+	// asked for the latest, passed over to reach this one (highest
+	// first); empty when the latest checkpoint read clean.
+	Skipped []Damage `json:"skipped_damaged,omitempty"`
 }
 
 // Report is the result of Verify.
@@ -201,9 +205,11 @@ func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (Chec
 
 // Show reads one checkpoint and returns its description and state bytes.
 // checkpointID Latest picks the highest id that reads clean (damaged newer
-// ones are skipped, as GetLatestCheckpointByJobAndPipeline does); a given
-// id that is damaged is returned with CRC bad, a nil state and no error.
-// A missing checkpoint gives ErrNotFound.
+// ones are skipped, as GetLatestCheckpointByJobAndPipeline does, and
+// listed in CheckpointInfo.Skipped); a given id that is damaged is
+// returned with CRC bad, a nil state and no error. A missing checkpoint
+// gives ErrNotFound; so does Latest when none reads clean, the error then
+// saying how many damaged ones were skipped.
 func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipeline int, checkpointID int64) (CheckpointInfo, []byte, error) {
 	if err := ValidJobID(job); err != nil {
 		return CheckpointInfo{}, nil, err
@@ -217,21 +223,30 @@ func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipelin
 		return CheckpointInfo{}, nil, err
 	}
 	files := byJob[job].files
+	var skipped []Damage
 	for i := len(files) - 1; i >= 0; i-- {
 		e := files[i]
 		if e.pipeline != pipeline || (checkpointID != Latest && e.id != checkpointID) {
 			continue
 		}
 		ci, st, err := check(ctx, sub, ns, job, e)
+		if errors.Is(err, ErrNotFound) && checkpointID == Latest {
+			continue // deleted since the listing (retention)
+		}
 		if err != nil {
 			return ci, nil, err
 		}
 		if ci.CRC == CRCBad && checkpointID == Latest {
+			skipped = append(skipped, *ci.Damage)
 			continue
 		}
+		ci.Skipped = skipped
 		return ci, st.States, nil
 	}
 	if checkpointID == Latest {
+		if len(skipped) > 0 {
+			return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint (%d damaged, the latest %s)", ErrNotFound, job, pipeline, len(skipped), skipped[0].File)
+		}
 		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint", ErrNotFound, job, pipeline)
 	}
 	return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)

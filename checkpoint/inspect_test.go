@@ -109,6 +109,31 @@ func TestShow(t *testing.T) {
 		} else if ci.Damage == nil || state != nil {
 			t.Errorf("Show of a damaged file: damage %v, state %q", ci.Damage, state)
 		}
+		// Only the latest of pipeline 1 passed over a damaged checkpoint.
+		if wantSkip := tc.pipeline == 1 && tc.id == checkpoint.Latest; wantSkip != (len(ci.Skipped) > 0) {
+			t.Errorf("Show(a, %d, %d): skipped %+v", tc.pipeline, tc.id, ci.Skipped)
+		}
+	}
+	ci, _, _ := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", 1, checkpoint.Latest)
+	if len(ci.Skipped) != 1 || ci.Skipped[0].CheckpointID != 3 || ci.Skipped[0].File != "/checkpointtest/a/"+checkpoint.FileName(1, 3) || ci.Skipped[0].Reason == "" {
+		t.Fatalf("latest of pipeline 1 skipped %+v, want damaged checkpoint 3", ci.Skipped)
+	}
+	b, _ := json.Marshal(ci)
+	if !strings.Contains(string(b), `"skipped_damaged":[{`) || !strings.Contains(string(b), `"checkpoint_id":3`) {
+		t.Errorf("JSON of the latest lacks the skipped checkpoint: %s", b)
+	}
+	clean, _, _ := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", 2, checkpoint.Latest)
+	if b, _ := json.Marshal(clean); strings.Contains(string(b), "skipped") {
+		t.Errorf("JSON of a clean latest mentions skipped: %s", b)
+	}
+
+	// Every checkpoint of the pipeline damaged: the error says so.
+	for _, id := range []int64{1, 2} {
+		checkpointtest.Rewrite(t, mem, checkpointtest.FilePath("a", 1, id), func(b []byte) []byte { b[len(b)-1] ^= 1; return b })
+	}
+	_, _, err := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", 1, checkpoint.Latest)
+	if !errors.Is(err, checkpoint.ErrNotFound) || !strings.Contains(err.Error(), "3 damaged") {
+		t.Fatalf("latest with every checkpoint damaged: %v, want ErrNotFound counting 3 damaged", err)
 	}
 }
 

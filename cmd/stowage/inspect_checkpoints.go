@@ -83,6 +83,12 @@ func (in *inspector) checkpoints(ctx context.Context, args []string, ns string) 
 			if info.Damage != nil {
 				fmt.Fprintf(w, "damage:       %+v\n", *info.Damage)
 			}
+			if len(info.Skipped) > 0 {
+				fmt.Fprintf(w, "note:         the latest checkpoint is damaged; this is the newest that reads clean\n")
+			}
+			for _, d := range info.Skipped {
+				fmt.Fprintf(w, "skipped:      damaged checkpoint %d (%s) at offset %d: %s\n", d.CheckpointID, d.File, d.Offset, d.Reason)
+			}
 		})
 		return nil
 	case len(args) == 1 && args[0] == "verify":
