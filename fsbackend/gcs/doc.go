@@ -44,16 +44,25 @@
 //
 //	storage.type: gcs
 //	gcs.bucket: gs://bucket[/prefix]                      required
-//	fs.gs.project.id: my-project                          accepted (not needed for object operations)
+//	fs.gs.project.id: my-project                          the billed project with requester pays, else unused
+//	fs.gs.requester.pays.mode: DISABLED                   ENABLED: every request bills the project (userProject)
+//	fs.gs.requester.pays.project.id: other-project        the project billed, if not fs.gs.project.id
 //	fs.gs.auth.service.account.json.keyfile: /path/key.json   a service account (or other JSON credentials) file
 //	fs.gs.operation.move.enable: false                    Rename by the move API when true
 //	fs.gs.storage.root.url: http://127.0.0.1:4443/        another endpoint, such as an emulator
 //	fs.gs.auth.type: UNAUTHENTICATED                      no credentials (emulators)
 //	disable.cache: false                                  share clients between FS values
 //
+// The Hadoop connector needs fs.gs.project.id only to list and create
+// buckets, which stowage never does: the key is accepted, and used as the
+// project billed for requests to requester-pays buckets when
+// fs.gs.requester.pays.mode is ENABLED (AUTO and CUSTOM are refused).
+//
 // Without a key file the client uses Application Default Credentials:
 // GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, or the metadata server
-// (workload identity on GKE, a VM's service account). When the environment
+// (workload identity on GKE, a VM's service account). When none of these
+// gives credentials, opening the FS fails with an error that matches
+// ErrNoCredentials and says what to set. When the environment
 // variable STORAGE_EMULATOR_HOST is set (host:port, or a URL) the client
 // talks to that emulator without authentication; this and
 // fs.gs.storage.root.url both switch reads to the JSON API, which

@@ -67,6 +67,9 @@ type Options struct {
 	// UseMove makes Rename use the object move API instead of copy then
 	// delete (fs.gs.operation.move.enable).
 	UseMove bool
+	// UserProject, if set, is the project billed for every request, as
+	// requester-pays buckets demand (fs.gs.requester.pays.mode: ENABLED).
+	UserProject string
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -129,9 +132,16 @@ func newFS(client *storage.Client, release func() error, opts Options) *FS {
 		prefix += "/"
 	}
 	always := append(ropts[:len(ropts):len(ropts)], storage.WithPolicy(storage.RetryAlways))
+	bucket := func() *storage.BucketHandle {
+		b := client.Bucket(opts.Bucket)
+		if opts.UserProject != "" {
+			b = b.UserProject(opts.UserProject)
+		}
+		return b
+	}
 	return &FS{
-		bucket:     client.Bucket(opts.Bucket).Retryer(ropts...),
-		always:     client.Bucket(opts.Bucket).Retryer(always...),
+		bucket:     bucket().Retryer(ropts...),
+		always:     bucket().Retryer(always...),
 		bucketName: opts.Bucket, prefix: prefix,
 		retry: rp, useMove: opts.UseMove, log: log, release: release,
 	}

@@ -3,6 +3,7 @@ package gcs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,6 +31,12 @@ const (
 	KeyRootURL  = "fs.gs.storage.root.url"
 	KeyAuthType = "fs.gs.auth.type"
 	KeyNoCache  = "disable.cache"
+	// KeyRequesterPays is DISABLED (the default) or ENABLED: every
+	// request then names a project to bill (userProject), as a
+	// requester-pays bucket demands. KeyRequesterPaysProject names it,
+	// fs.gs.project.id when unset.
+	KeyRequesterPays        = "fs.gs.requester.pays.mode"
+	KeyRequesterPaysProject = "fs.gs.requester.pays.project.id"
 )
 
 // EnvEmulatorHost is the environment variable that points the client at
@@ -47,6 +54,7 @@ func ParseBucket(v string) (bucket, prefix string, err error) {
 // config is what properties say, before a client is built.
 type config struct {
 	bucket, prefix, project string
+	userProject             string // billed project of requester-pays requests, or ""
 	keyFile, keyType        string
 	rootURL                 string
 	unauthenticated         bool
@@ -62,7 +70,20 @@ func parse(p fsbackend.Properties) (config, error) {
 	if c.bucket, c.prefix, err = ParseBucket(p.Get(KeyBucket, "")); err != nil {
 		return c, err
 	}
+	// fs.gs.project.id is what the Hadoop connector needs to list and
+	// create buckets, which stowage never does; here it is the project
+	// billed for requests to a requester-pays bucket, and otherwise
+	// accepted and unused.
 	c.project = p.Get(KeyProject, "")
+	switch m := p.Get(KeyRequesterPays, "DISABLED"); strings.ToUpper(m) {
+	case "DISABLED":
+	case "ENABLED":
+		if c.userProject = p.Get(KeyRequesterPaysProject, c.project); c.userProject == "" {
+			return c, fmt.Errorf("stowage/fsbackend/gcs: key %s is ENABLED, which needs a project to bill: set %s or %s", KeyRequesterPays, KeyRequesterPaysProject, KeyProject)
+		}
+	default:
+		return c, fmt.Errorf("stowage/fsbackend/gcs: key %s: %q is not supported (known: DISABLED, ENABLED)", KeyRequesterPays, m)
+	}
 	if c.keyFile = p.Get(KeyKeyFile, ""); c.keyFile != "" {
 		if c.keyType, err = keyFileType("key "+KeyKeyFile, c.keyFile); err != nil {
 			return c, err
@@ -151,19 +172,43 @@ func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, 
 	if ig := ignoredKeys(p); len(ig) > 0 {
 		slog.Debug("stowage/fsbackend/gcs: fs.gs keys accepted but not used", slog.String("keys", strings.Join(ig, ", ")))
 	}
-	opts := Options{Bucket: c.bucket, Prefix: c.prefix, UseMove: c.useMove}
+	opts := Options{Bucket: c.bucket, Prefix: c.prefix, UseMove: c.useMove, UserProject: c.userProject}
 	if c.noCache {
 		opts.ClientOptions = c.clientOptions()
-		return New(ctx, opts)
+		f, err := New(ctx, opts)
+		if err != nil {
+			return nil, c.clientError(err)
+		}
+		return f, nil
 	}
 	client, release, err := sharedClient(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, c.clientError(err)
 	}
 	return newFS(client, release, opts), nil
 }
 
-var usedKeys = map[string]bool{KeyProject: true, KeyKeyFile: true, KeyMove: true, KeyRootURL: true, KeyAuthType: true}
+// ErrNoCredentials is matched by the error of opening an FS when no
+// credentials are configured (no key file, fs.gs.auth.type not
+// UNAUTHENTICATED, no STORAGE_EMULATOR_HOST) and Application Default
+// Credentials found none either.
+var ErrNoCredentials = errors.New("stowage/fsbackend/gcs: no credentials")
+
+// clientError explains a failure to build a client. When nothing named
+// credentials, the client library fell through to Application Default
+// Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the
+// metadata server); if that found nothing, the error says what to set.
+func (c config) clientError(err error) error {
+	explicit := c.keyFile != "" || c.unauthenticated || os.Getenv(EnvEmulatorHost) != "" || os.Getenv(EnvCredentials) != ""
+	if explicit || !strings.Contains(err.Error(), "could not find default credentials") {
+		return err
+	}
+	return fmt.Errorf("%w: %s is not set and Application Default Credentials found none (%s, gcloud's application_default_credentials.json, the metadata server of GCE or GKE workload identity); set one of them, or %s: UNAUTHENTICATED or %s for an emulator: %w",
+		ErrNoCredentials, KeyKeyFile, EnvCredentials, KeyAuthType, EnvEmulatorHost, err)
+}
+
+var usedKeys = map[string]bool{KeyProject: true, KeyKeyFile: true, KeyMove: true, KeyRootURL: true, KeyAuthType: true,
+	KeyRequesterPays: true, KeyRequesterPaysProject: true}
 
 func ignoredKeys(p fsbackend.Properties) []string {
 	var out []string
