@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -21,18 +22,37 @@ import (
 type FS struct {
 	root   string
 	closed atomic.Bool
+
+	// dirMu orders the making of directories below root against the
+	// removal of emptied ones, so that dirs never names a directory whose
+	// entry in its parent was not synced.
+	dirMu sync.Mutex
+	dirs  map[string]struct{} // directories whose entry this FS synced
 }
 
-// New returns an FS rooted at dir, creating dir if needed.
+// New returns an FS rooted at dir, creating dir (and syncing the parent of
+// every directory it makes) if needed.
 func New(dir string) (*FS, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
 	}
+	var made []string // directories to make, deepest first
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		made = append(made, d)
+	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
 	}
-	return &FS{root: abs}, nil
+	for _, d := range made {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
+		}
+	}
+	return &FS{root: abs, dirs: map[string]struct{}{}}, nil
 }
 
 // Root returns the absolute directory the FS is rooted at.
@@ -64,7 +84,7 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	}
 	dir := filepath.Dir(p)
 	var file *os.File
-	err = withParents(dir, f.root, func() (err error) {
+	err = f.withParents(dir, func() (err error) {
 		file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		return err
 	})
@@ -75,13 +95,12 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 }
 
 // withParents makes dir and runs op in it. A concurrent Remove may empty
-// and remove any directory on the way (between the Mkdir of a parent and
-// that of its child, or before op), so a missing directory is made again,
-// a bounded number of times.
-func withParents(dir, root string, op func() error) error {
+// and remove any directory on the way (before op), so a missing directory
+// is made again, a bounded number of times.
+func (f *FS) withParents(dir string, op func() error) error {
 	var err error
 	for try := 0; try < 20; try++ {
-		if err = mkdirAllSync(dir, root); err == nil {
+		if err = f.mkdirAllSync(dir); err == nil {
 			err = op()
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -104,25 +123,50 @@ func syncUp(dir, root string) error {
 	}
 }
 
-// mkdirAllSync creates dir and syncs each parent whose entry it added, so a
-// new file's directory entry is reachable after a crash.
-func mkdirAllSync(dir, root string) error {
-	if _, err := os.Stat(dir); err == nil {
+// mkdirAllSync makes dir and every missing directory between it and the
+// root, and syncs the parent of each before it returns, so that the
+// directories a new file lies in survive a crash once the file's own entry
+// is synced. A directory that already existed is synced into its parent
+// too, once per FS: another goroutine or process may have made it and not
+// synced it yet (or died before it did).
+func (f *FS) mkdirAllSync(dir string) error {
+	f.dirMu.Lock()
+	defer f.dirMu.Unlock()
+	return f.mkdirSync(dir)
+}
+
+// mkdirSync is mkdirAllSync with dirMu held.
+func (f *FS) mkdirSync(dir string) error {
+	if dir == f.root || !strings.HasPrefix(dir, f.root) {
 		return nil
 	}
-	parent := filepath.Dir(dir)
-	if parent != dir && strings.HasPrefix(parent, root) {
-		if err := mkdirAllSync(parent, root); err != nil {
-			return err
+	if _, ok := f.dirs[dir]; ok {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return nil
 		}
+		delete(f.dirs, dir) // removed behind our back: make it again
+	}
+	parent := filepath.Dir(dir)
+	if err := f.mkdirSync(parent); err != nil {
+		return err
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return syncDir(parent)
+	if err := syncDir(parent); err != nil {
+		return err
+	}
+	f.dirs[dir] = struct{}{}
+	return nil
 }
 
+// onDirSync, when a test sets it, is told of every directory sync.
+var onDirSync func(dir string)
+
 func syncDir(dir string) error {
+	if onDirSync != nil {
+		onDirSync(dir)
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -135,10 +179,11 @@ func syncDir(dir string) error {
 }
 
 type writer struct {
-	f      *os.File
-	dir    string
-	closed bool
-	done   bool // Close returned nil: the file is finished and Abort keeps it
+	f         *os.File
+	dir       string
+	dirSynced bool // the file's entry in dir is durable
+	closed    bool
+	done      bool // Close returned nil: the file is finished and Abort keeps it
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -155,6 +200,19 @@ func (w *writer) Sync() error {
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
 	}
+	return w.syncEntry()
+}
+
+// syncEntry makes the file's directory entry durable, once: the bytes a
+// Sync made durable are reachable after a crash only through it.
+func (w *writer) syncEntry() error {
+	if w.dirSynced {
+		return nil
+	}
+	if err := syncDir(w.dir); err != nil {
+		return err
+	}
+	w.dirSynced = true
 	return nil
 }
 
@@ -182,7 +240,7 @@ func (w *writer) Close() error {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
-	if err := syncDir(w.dir); err != nil {
+	if err := w.syncEntry(); err != nil {
 		return err
 	}
 	w.done = true
@@ -343,10 +401,13 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := syncUp(dir, f.root); err != nil {
 		return err
 	}
+	f.dirMu.Lock()
+	defer f.dirMu.Unlock()
 	for dir != f.root && strings.HasPrefix(dir, f.root) {
 		if os.Remove(dir) != nil {
 			break
 		}
+		delete(f.dirs, dir)
 		dir = filepath.Dir(dir)
 	}
 	return nil
@@ -367,7 +428,7 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	} else if st.IsDir() {
 		return &fs.PathError{Op: "rename", Path: op, Err: fs.ErrNotExist}
 	}
-	if err := withParents(filepath.Dir(np), f.root, func() error { return os.Rename(op, np) }); err != nil {
+	if err := f.withParents(filepath.Dir(np), func() error { return os.Rename(op, np) }); err != nil {
 		return notExist(err)
 	}
 	if err := syncDir(filepath.Dir(np)); err != nil {

@@ -10,10 +10,12 @@
 // After a Crash the FS stays usable, as a restarted process would find
 // the disk.
 //
-// Directory entries: a created file's entry becomes durable with its
-// first Sync or Close (the local back end syncs the directory when it
-// closes a file), so a file that was created and never synced nor closed
-// disappears on Crash. A Truncate is durable only with the next Sync or
+// Directory entries: a created file's entry, and the directories it lies
+// in, become durable with its first Sync or Close, as on the local back
+// end (which syncs the file's directory at its first Sync, or at Close,
+// and the directories it makes at Create), so a file that was created and
+// never synced nor closed disappears on Crash, and one that was synced
+// once is there with its synced bytes while still being written. A Truncate is durable only with the next Sync or
 // Close, as ftruncate is. Remove and Rename are durable when they return.
 //
 // Clone copies the whole state, written and durable, into an independent

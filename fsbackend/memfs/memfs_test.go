@@ -264,3 +264,23 @@ func TestConcurrentCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncedFileInNewDirectoriesSurvives pins the rule the local back end
+// keeps too: a file in directories that did not exist is there after a
+// crash once its first Sync returned, while it is still being written,
+// and a sibling created at the same time but never synced is not.
+func TestSyncedFileInNewDirectoriesSurvives(t *testing.T) {
+	f := memfs.New()
+	w := create(t, f, "ns/log/run/1.log")
+	write(t, w, "acknowledged;")
+	must(t, "Sync", w.Sync())
+	write(t, w, "in flight")
+	create(t, f, "ns/log/run/2.log")
+	f.Crash()
+	if got := content(t, f, "ns/log/run/1.log"); got != "acknowledged;" {
+		t.Errorf("after the crash 1.log = %q, want the synced bytes", got)
+	}
+	if got := content(t, f, "ns/log/run/2.log"); got != "<missing>" {
+		t.Errorf("after the crash the never-synced 2.log = %q, want it missing", got)
+	}
+}
