@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/errorfs"
 	"github.com/stowage/stowage/fsbackend/local"
 	"github.com/stowage/stowage/fsbackend/memfs"
 	"github.com/stowage/stowage/mapstore"
@@ -168,26 +169,45 @@ func TestWriteReopen(t *testing.T) {
 	}
 }
 
+// TestConcurrentGroupCommit: with every fdatasync made slow (syncLatency),
+// writers that each wait for their record must share syncs. Each of the
+// writers has at most one record in flight, so a batch carries at most
+// writers records, and records/writers batches is the least possible.
+// While one batch's sync runs (syncLatency, far longer than a writer takes
+// to queue its next record) every other writer queues, so the next batch
+// carries nearly all of them; the test allows four times the least
+// (an average batch of writers/4 records). One sync per record would give
+// records batches, and a sync per batch is checked too.
 func TestConcurrentGroupCommit(t *testing.T) {
+	const (
+		writers     = 16
+		perWriter   = 50
+		records     = writers * perWriter
+		syncLatency = 10 * time.Millisecond
+		maxBatches  = 4 * records / writers
+	)
 	e := newEnv(t)
-	var batches, records int
+	slow := errorfs.Wrap(e.fs, errorfs.OnOps(errorfs.Latency(syncLatency), errorfs.OpSync))
+	e.fs = slow
+	var batches, got, largest int
 	var mu sync.Mutex
 	s := e.open(filestore.Options{OnBatch: func(n, _ int, _ time.Duration, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err == nil {
 			batches++
-			records += n
+			got += n
+			largest = max(largest, n)
 		}
 	}})
 	m := newModel(1)
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	for w := 0; w < 16; w++ {
+	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := 0; i < 50; i++ {
+			for i := 0; i < perWriter; i++ {
 				if err := s.Store(ctx, m.next(fmt.Sprintf("w%d-%d", w, i), []byte("x"), false)); err != nil {
 					t.Error(err)
 					return
@@ -196,15 +216,26 @@ func TestConcurrentGroupCommit(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
+	syncs := slow.Calls(errorfs.OpSync)
 	s.Close()
-	if records != 800 || batches < 1 || batches > 800 {
-		t.Fatalf("batches carried %d records in %d batches, want 800 records", records, batches)
+	t.Logf("%d records in %d group-commit batches (largest %d), %d syncs", got, batches, largest, syncs)
+	if got != records {
+		t.Fatalf("batches carried %d records, want %d", got, records)
 	}
-	t.Logf("800 records in %d group-commit batches", batches)
+	if batches > maxBatches {
+		t.Errorf("%d records took %d batches, want at most %d (4 x records/writers): records are not grouped", records, batches, maxBatches)
+	}
+	if largest > writers {
+		t.Errorf("a batch carried %d records, more than the %d writers had in flight", largest, writers)
+	}
+	if syncs != int64(batches) {
+		t.Errorf("%d syncs for %d batches, want one per batch", syncs, batches)
+	}
+	e.fs = slow.Unwrap()
 	s = e.open(filestore.Options{})
 	defer s.Close()
-	if got := len(loadAll(t, s)); got != 800 {
-		t.Fatalf("loaded %d entries, want 800", got)
+	if got := len(loadAll(t, s)); got != records {
+		t.Fatalf("loaded %d entries, want %d", got, records)
 	}
 }
 
