@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/memfs"
@@ -73,4 +75,82 @@ func TestCrashKeepsAcknowledgedRecordsOfAnOpenSegment(t *testing.T) {
 	}
 	defer s2.Close()
 	expectSame(t, loadAll(t, s2), acked)
+}
+
+// TestSegmentRollsAtSegmentSize: on a back end with durable append, the
+// log goes to a new segment file once the current one reached
+// SegmentSize (block.size), so no segment is larger than SegmentSize plus
+// the one batch that crossed it, and every segment but the last reached
+// SegmentSize before the roll.
+func TestSegmentRollsAtSegmentSize(t *testing.T) {
+	const (
+		segSize = 4 << 10
+		writers = 8
+		each    = 60
+	)
+	ctx := context.Background()
+	mem := memfs.New()
+	var mu sync.Mutex
+	var maxBatch, total int
+	s, err := filestore.Open(ctx, filestore.Options{FS: mem, Partitions: parts, SegmentSize: segSize,
+		OnBatch: func(_, bytes int, _ time.Duration, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				maxBatch = max(maxBatch, bytes)
+				total += bytes
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(1)
+	want := map[string]string{}
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				k, v := fmt.Sprintf("w%d-%03d", w, i), strings.Repeat(string(rune('a'+w)), 150)
+				if err := s.Store(ctx, m.next(k, []byte(v), false)); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				want[k] = v
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs := logNames(t, mem)
+	var onDisk int64
+	for _, fi := range logs {
+		onDisk += fi.Size
+	}
+	t.Logf("%d bytes of batches (largest %d) in %d segments of %d bytes", total, maxBatch, len(logs), segSize)
+	if least := total / (segSize + maxBatch); len(logs) < max(least, 2) {
+		t.Fatalf("%d bytes of records in %d segments, want at least %d: the log did not roll", total, len(logs), max(least, 2))
+	}
+	if onDisk < int64(total) {
+		t.Fatalf("segments hold %d bytes, fewer than the %d bytes of batches written", onDisk, total)
+	}
+	for i, fi := range logs {
+		if fi.Size >= int64(segSize+maxBatch) {
+			t.Errorf("segment %s has %d bytes, more than SegmentSize %d plus one batch (%d)", fi.Name, fi.Size, segSize, maxBatch)
+		}
+		if i < len(logs)-1 && fi.Size < segSize {
+			t.Errorf("segment %s rolled at %d bytes, before SegmentSize %d", fi.Name, fi.Size, segSize)
+		}
+	}
+	s2, err := filestore.Open(ctx, filestore.Options{FS: mem, Partitions: parts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	expectSame(t, loadAll(t, s2), want)
 }
