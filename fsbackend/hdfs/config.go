@@ -67,7 +67,9 @@ type Config struct {
 	// delay (doubling), Close asks the NameNode again to complete a file
 	// whose last block is not yet reported, after a first fast phase of
 	// about 0.6 s (dfs.client.block.write.locateFollowingBlock.retries and
-	// .initial.delay.ms, as in the Java client).
+	// .initial.delay.ms, as in the Java client). They also bound the
+	// rewrites of a file after a block allocation refused with
+	// NotReplicatedYetException (see the package doc).
 	CloseRetries    int
 	CloseRetryDelay time.Duration
 	// DisableCache gives the FS a private client.

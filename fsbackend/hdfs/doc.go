@@ -20,6 +20,29 @@
 // may have set a quota, an owner or permissions on them, which pruning would
 // silently drop. Abort closes the file and removes it.
 //
+// # Refused block allocations
+//
+// The NameNode allocates a file's third and later blocks only once the
+// block before the previous one is reported by a DataNode; until then
+// addBlock fails with NotReplicatedYetException. The Java client retries
+// addBlock; the Go client cannot (it has already finalized and forgotten
+// the previous block, and an addBlock without it is refused), so its
+// FileWriter is lost. A Writer therefore keeps the bytes written so far
+// and, on that refusal, waits (dfs.client.block.write.locateFollowingBlock
+// .initial.delay.ms, doubling), makes a fresh file and writes the kept
+// bytes again, up to .retries times for each block allocation, as long as
+// the context given to Create lasts. The fresh file is created under the
+// side name <name>.tmp-rewrite-<random> and at once renamed over the
+// partial file (rename2 with overwrite; the open file carries on by inode),
+// so the name exists throughout and a concurrent Create of it still fails
+// with fs.ErrExist; only a crash between those two calls leaves the side
+// file behind. Bytes are kept only while the file is at most 64 MiB, and
+// only where two blocks are smaller than that (the refusal cannot happen
+// earlier): with the default 128 MiB blocks nothing is kept and a refusal
+// fails the write, as it does for a longer file. After a failed Write the
+// file cannot be completed: Write and Close return the error again, and
+// the caller should Abort.
+//
 // # Properties (SeaTunnel keys)
 //
 //	fs.defaultFS                 hdfs://host:port, or hdfs://<nameservice> for HA
@@ -49,7 +72,8 @@
 // the NameNode answers RetriableException), and
 // dfs.client.block.write.locateFollowingBlock.retries and .initial.delay.ms
 // (how long Close keeps asking the NameNode to complete a file whose last
-// block no DataNode has reported yet, after a fast first phase of ~0.6 s).
+// block no DataNode has reported yet, after a fast first phase of ~0.6 s,
+// and how often a refused block allocation is survived by a rewrite).
 //
 // An operation retried after a lost answer may see its own earlier effect:
 // a Create whose reply was lost is retried and reports fs.ErrExist, a

@@ -1,6 +1,7 @@
 package hdfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,12 +36,20 @@ func closeSchedule(cfg *Config) []time.Duration {
 // writer is an fsbackend.Writer for one new HDFS file. It is not safe for
 // concurrent use.
 type writer struct {
-	f      *FS
-	c      *client // holds one reference until Close or Abort
-	fw     *gohdfs.FileWriter
-	path   string
-	closed bool // Close or Abort was called
-	done   bool // the reference was released
+	f    *FS
+	c    *client // holds one reference until Close or Abort
+	fw   blockFile
+	path string
+	ctx  context.Context // Create's: bounds the waits before a rewrite
+	// reopen replaces the partial file by a new empty one (replaceFile).
+	reopen func() (blockFile, error)
+	// keep, failedAt and tries are the state of rewrites (rewrite.go).
+	keep     keeper
+	failedAt int64 // file offset of the last refused block allocation
+	tries    int   // rewrites for the allocation at failedAt
+	err      error // a failed Write: the file cannot be completed
+	closed   bool  // Close or Abort was called
+	done     bool  // the reference was released
 }
 
 func (w *writer) release() {
@@ -67,12 +76,25 @@ func (w *writer) Write(p []byte) (int, error) {
 		// without bytes never completes.
 		return 0, nil
 	}
-	w.deadline()
-	n, err := w.fw.Write(p)
-	if err != nil {
-		return n, classifyData("write", w.path, err)
+	if w.err != nil {
+		return 0, w.err
 	}
-	return n, nil
+	total := 0
+	for len(p) > 0 {
+		w.deadline()
+		n, err := w.fw.Write(p)
+		w.keep.add(p[:n])
+		total += n
+		p = p[n:]
+		if err != nil {
+			if err = w.recover(err, w.keep.size); err != nil {
+				w.keep.drop()
+				w.err = classifyData("write", w.path, err)
+				return total, w.err
+			}
+		}
+	}
+	return total, nil
 }
 
 // Sync implements fsbackend.Writer: HDFS through this client has no durable
@@ -93,6 +115,10 @@ func (w *writer) Close() error {
 	}
 	w.closed = true
 	defer w.release()
+	w.keep.drop()
+	if w.err != nil {
+		return &fs.PathError{Op: "close", Path: w.path, Err: fmt.Errorf("stowage/fsbackend/hdfs: an earlier write failed: %w", w.err)}
+	}
 	w.deadline()
 	err := w.fw.Close()
 	schedule := closeSchedule(w.f.cfg)
@@ -141,6 +167,7 @@ func (w *writer) Abort() error {
 		w.closed = true
 		_ = w.fw.Close()
 	}
+	w.keep.drop()
 	w.release()
 	err := w.f.Remove(contextBackground(), w.path[1:])
 	if errors.Is(err, fs.ErrNotExist) {

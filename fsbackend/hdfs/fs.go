@@ -275,6 +275,10 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	p := hpath(name)
 	var w *writer
 	err := f.do(ctx, "create", p, func(c *client) error {
+		sd, err := c.c.ServerDefaults() // fetched by build: no NameNode call
+		if err != nil {
+			return err
+		}
 		for try := 0; ; try++ {
 			if err := c.c.MkdirAll(pathpkg.Dir(p), 0o755); err != nil {
 				return err
@@ -287,7 +291,9 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 				return err
 			}
 			f.cache.ref(c)
-			w = &writer{f: f, c: c, fw: fw, path: p}
+			w = &writer{f: f, c: c, fw: fw, path: p, ctx: ctx, failedAt: -1,
+				keep:   keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
+				reopen: func() (blockFile, error) { return replaceFile(c.c, p) }}
 			return nil
 		}
 	})

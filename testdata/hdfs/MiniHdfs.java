@@ -33,6 +33,9 @@
 //   mkdir PATH                 mkdirs
 //   chmod PATH OCTAL           setPermission
 //   chown PATH USER GROUP      setOwner
+//   ibr pause|resume           hold back (or send again) the DataNodes'
+//                              incremental block reports, so that blocks
+//                              stay unreported (NotReplicatedYetException)
 //   shutdown                   stop the cluster and exit
 import java.io.BufferedReader;
 import java.io.File;
@@ -56,9 +59,12 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.client.BlockReportOptions;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.MiniDFSNNTopology;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.server.datanode.DataNodeTestUtils;
 
 public final class MiniHdfs {
     private static final String NS = "stowagens";
@@ -341,6 +347,16 @@ public final class MiniHdfs {
                 return "";
             case "chown":
                 fs().setOwner(new Path(a[1]), a[2], a[3]);
+                return "";
+            case "ibr":
+                for (DataNode dn : cluster.getDataNodes()) {
+                    if (a[1].equals("pause")) {
+                        DataNodeTestUtils.pauseIBR(dn);
+                    } else {
+                        DataNodeTestUtils.resumeIBR(dn);
+                        dn.triggerBlockReport(new BlockReportOptions.Factory().setIncremental(true).build());
+                    }
+                }
                 return "";
             case "shutdown":
                 return "";
