@@ -304,12 +304,15 @@ func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want fu
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(logs[b].Size, logs[a].Size) })
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	prog := progressOf(ctx)
+	prog.expect(len(logs))
 	for _, i := range order {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
 			results[i], errs[i] = s.readLog(ctx, logs[i].Name, want, upto)
+			prog.tick()
 		}(i)
 	}
 	wg.Wait()

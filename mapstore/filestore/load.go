@@ -437,14 +437,31 @@ func (s *Store) LoadAllKeys(ctx context.Context) ([][]byte, error) {
 }
 
 // Entries calls fn for every live entry of every partition, reading
-// storage; it is what inspect's dump uses.
+// storage: the log once, then each partition's snapshot as it is built.
+// It is what inspect's dump and stats use.
 func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) error {
+	if s.isClosed() {
+		return mapstore.ErrClosed
+	}
+	byPart, snaps, err := s.reread(ctx, func(int) bool { return true })
+	if err != nil {
+		return err
+	}
+	snapsOfPart := make([][]snapFile, s.parts)
+	for _, sf := range snaps { // sorted by version: so is each partition's
+		if q, _, ok := parseSnapName(sf.name); ok && q >= 0 && q < s.parts {
+			snapsOfPart[q] = append(snapsOfPart[q], sf)
+		}
+	}
+	prog := progressOf(ctx)
+	prog.expect(s.parts)
 	for p := 0; p < s.parts; p++ {
-		live, err := s.readParts(ctx, func(q int) bool { return q == p })
+		live, err := s.build(ctx, p, byPart[p], snapsOfPart[p])
 		if err != nil {
 			return err
 		}
-		for k, e := range live[p] {
+		delete(byPart, p)
+		for k, e := range live {
 			if e.deleted {
 				continue
 			}
@@ -452,6 +469,7 @@ func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) err
 				return err
 			}
 		}
+		prog.tick()
 	}
 	return nil
 }

@@ -134,6 +134,8 @@ const snapshotParallel = 8
 func (s *Store) snapshotAll(ctx context.Context, src mapstore.SnapshotSource, due []int) error {
 	next := make(chan int)
 	errc := make(chan error, snapshotParallel)
+	prog := progressOf(ctx)
+	prog.expect(len(due))
 	var wg sync.WaitGroup
 	for w := 0; w < min(snapshotParallel, len(due)); w++ {
 		wg.Add(1)
@@ -144,6 +146,7 @@ func (s *Store) snapshotAll(ctx context.Context, src mapstore.SnapshotSource, du
 					errc <- err
 					return
 				}
+				prog.tick()
 			}
 		}()
 	}
@@ -467,6 +470,8 @@ func (s *Store) ForceCompact(ctx context.Context) error {
 // files and snapshots that are then covered.
 func (s *Store) CompactOffline(ctx context.Context) error {
 	mem := make([][]mapstore.Record, s.parts)
+	prog := progressOf(ctx)
+	prog.expect(s.parts)
 	for p := 0; p < s.parts; p++ {
 		err := s.LoadPartition(ctx, p, func(r mapstore.Record) error {
 			mem[p] = append(mem[p], r)
@@ -475,6 +480,7 @@ func (s *Store) CompactOffline(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		prog.tick()
 	}
 	s.SetSnapshotSource(func(ctx context.Context, p int) ([]mapstore.Record, mapstore.Version, error) {
 		return mem[p], s.LastVersion(p), nil
