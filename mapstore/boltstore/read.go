@@ -125,6 +125,11 @@ const (
 // may not be seen. Entries whose stored value cannot be read are passed
 // to Options.OnDamage and skipped.
 func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	return s.loadPartition(ctx, p, fn, s.onDamage)
+}
+
+// loadPartition is LoadPartition telling onDamage of damaged entries.
+func (s *Store) loadPartition(ctx context.Context, p int, fn func(mapstore.Record) error, onDamage func(Damage)) error {
 	if p < 0 || p >= s.parts {
 		return fmt.Errorf("stowage/mapstore/boltstore: map %q: partition %d out of range [0, %d)", s.name, p, s.parts)
 	}
@@ -176,7 +181,7 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 			return err
 		}
 		for _, d := range damaged {
-			s.onDamage(d)
+			onDamage(d)
 		}
 		for _, r := range recs {
 			if err := fn(r); err != nil {

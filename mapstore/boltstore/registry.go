@@ -24,6 +24,9 @@ type file struct {
 	commit *committer
 	maps   map[string]bool // maps open in this file
 	anon   int             // uses by no map (Maps); the file closes when both are gone
+	// private: opened read-only for one map by OpenReadOnly, and not in
+	// files, so that it is never shared with maps open for writing.
+	private bool
 }
 
 // files holds the open files by absolute path.
@@ -67,6 +70,12 @@ func acquire(path, mapName string, timeout time.Duration, log *slog.Logger) (*fi
 
 // release drops mapName's use of f and closes f when no map uses it.
 func (f *file) release(mapName string, log *slog.Logger) error {
+	if f.private {
+		if err := f.db.Close(); err != nil {
+			return fmt.Errorf("stowage/mapstore/boltstore: close %s: %w", f.path, err)
+		}
+		return nil
+	}
 	files.Lock()
 	defer files.Unlock()
 	if mapName == "" {
