@@ -26,13 +26,15 @@ import (
 // inspector works on storage alone: no member needs to run (and none
 // should write while it does).
 type inspector struct {
-	props   fsbackend.Properties
-	base    string // namespace/clusterName
-	cfg     *config.Config
-	json    bool
-	out     io.Writer
-	errw    io.Writer
-	damages []filestore.Damage
+	props    fsbackend.Properties
+	base     string // namespace/clusterName
+	boltPath string // the bbolt file of a map-store of type bbolt, instead of props
+	cfg      *config.Config
+	json     bool
+	force    bool // compact even when damage was found
+	out      io.Writer
+	errw     io.Writer
+	damages  []filestore.Damage
 }
 
 type propFlags []string
@@ -47,13 +49,15 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fsURI := fl.String("fs", "", "storage URI: file:///, hdfs://host:port, s3a://bucket, oss://bucket, cosn://bucket, gs://bucket")
 	ns := fl.String("namespace", "", "IMap namespace, e.g. /tmp/seatunnel/imap")
 	cluster := fl.String("cluster", "", "cluster name (the map-store clusterName)")
+	boltPath := fl.String("bbolt", "", "a bbolt map-store file (map-store type bbolt), instead of --fs")
 	asJSON := fl.Bool("json", false, "print JSON for machines")
+	force := fl.Bool("force", false, "compact: compact even though damage was found (the damaged records are then lost for good)")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE (repeatable), e.g. fs.s3a.endpoint=http://127.0.0.1:9000")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	in := &inspector{json: *asJSON, out: stdout, errw: stderr}
+	in := &inspector{json: *asJSON, force: *force, out: stdout, errw: stderr, boltPath: *boltPath}
 	switch {
 	case *cfgDir != "":
 		cfg, err := config.Load(*cfgDir)
@@ -62,14 +66,23 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		in.cfg = cfg
 		for _, mc := range cfg.Hazelcast.Maps {
-			if mc.MapStore != nil && mc.MapStore.Enabled {
-				in.props = mc.MapStore.Properties
-				break
+			if mc.MapStore == nil || !mc.MapStore.Enabled {
+				continue
 			}
-		}
-		if in.props != nil {
-			*ns = in.props.Get("namespace", *ns)
-			*cluster = in.props.Get("clusterName", *cluster)
+			switch t := mc.MapStore.StoreType(); t {
+			case config.StoreHDFS:
+				in.props = mc.MapStore.Properties
+				*ns = in.props.Get("namespace", *ns)
+				*cluster = in.props.Get("clusterName", *cluster)
+			case config.StoreBBolt:
+				in.boltPath = mc.MapStore.Properties.Get("path", "")
+				if in.boltPath == "" {
+					return fmt.Errorf("hazelcast.map.%s.map-store: type bbolt needs properties.path (the bbolt file)", mc.Pattern)
+				}
+			default:
+				return fmt.Errorf("hazelcast.map.%s.map-store: type %q: inspect reads map stores of type hdfs (the file map store, on any storage.type) and bbolt", mc.Pattern, t)
+			}
+			break
 		}
 	case *fsURI != "":
 		p, err := propsFromURI(*fsURI)
@@ -95,8 +108,23 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if rest[0] == "checkpoints" {
 		return in.checkpoints(ctx, rest[1:], *ns)
 	}
+	if rest[0] == "compact" && len(rest) > 1 {
+		cf := flag.NewFlagSet("compact", flag.ContinueOnError)
+		cf.SetOutput(stderr)
+		cf.BoolVar(&in.force, "force", in.force, "compact even though damage was found (the damaged records are then lost for good)")
+		if err := cf.Parse(rest[1:]); err != nil {
+			return err
+		}
+		rest = append([]string{"compact"}, cf.Args()...)
+	}
+	if in.boltPath != "" {
+		return in.boltCommand(ctx, rest)
+	}
 	if in.props == nil || *ns == "" || *cluster == "" {
-		return errors.New("give --config-dir, or --fs with --namespace and --cluster")
+		if in.cfg != nil {
+			return fmt.Errorf("--config-dir %s: no enabled map-store of type hdfs with namespace and clusterName, nor of type bbolt, in hazelcast.yaml", *cfgDir)
+		}
+		return errors.New("give --config-dir, or --fs with --namespace and --cluster, or --bbolt FILE")
 	}
 	in.base = fsbackend.Join(strings.TrimPrefix(*ns, "/"), *cluster)
 	switch {
@@ -227,6 +255,8 @@ func (in *inspector) maps(ctx context.Context) error {
 }
 
 func (in *inspector) stats(ctx context.Context, name string) error {
+	ctx, clear := in.scan(ctx, "stats "+name)
+	defer clear()
 	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
@@ -269,6 +299,8 @@ type dumpEntry struct {
 }
 
 func (in *inspector) dump(ctx context.Context, name string) error {
+	ctx, clear := in.scan(ctx, "dump "+name)
+	defer clear()
 	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
@@ -282,6 +314,7 @@ func (in *inspector) dump(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	clear()
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
 	in.print(entries, func(w io.Writer) {
 		for _, e := range entries {
@@ -292,6 +325,8 @@ func (in *inspector) dump(ctx context.Context, name string) error {
 }
 
 func (in *inspector) get(ctx context.Context, name, key string) error {
+	ctx, clear := in.scan(ctx, "get "+name)
+	defer clear()
 	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
@@ -301,6 +336,7 @@ func (in *inspector) get(ctx context.Context, name, key string) error {
 	if err != nil {
 		return err
 	}
+	clear()
 	if !ok {
 		fmt.Fprintf(in.errw, "stowage inspect: map %q has no key %q\n", name, key)
 		return exitError(1)
@@ -311,12 +347,66 @@ func (in *inspector) get(ctx context.Context, name, key string) error {
 	return nil
 }
 
+// bar returns a progress function that draws a bar on stderr, or nil
+// when the output is JSON or stderr is not a terminal. The total may
+// change between calls (it grows as a scan learns more); a bar that
+// reached its total and then learns of more work starts again.
 func (in *inspector) bar(total int, what string) func(done, total int) {
+	if p := in.newBar(what); p != nil {
+		return p.set
+	}
+	return nil
+}
+
+// progressBar is one bar of bar and scan. It is not safe for concurrent
+// use: the scans that report to it do so one call at a time.
+type progressBar struct {
+	w    io.Writer
+	what string
+	b    *progressbar.ProgressBar
+	max  int
+}
+
+func (in *inspector) newBar(what string) *progressBar {
 	if in.json || !isTerminal(in.errw) {
 		return nil
 	}
-	b := progressbar.NewOptions(total, progressbar.OptionSetWriter(in.errw), progressbar.OptionSetDescription(what), progressbar.OptionClearOnFinish())
-	return func(done, _ int) { _ = b.Set(done) }
+	return &progressBar{w: in.errw, what: what}
+}
+
+func (p *progressBar) set(done, total int) {
+	if total <= 0 {
+		return
+	}
+	if p.b == nil || (p.b.IsFinished() && done < total) {
+		p.b = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(p.what), progressbar.OptionClearOnFinish())
+		p.max = total
+	}
+	if total != p.max {
+		p.b.ChangeMax(total)
+		p.max = total
+	}
+	_ = p.b.Set(done)
+}
+
+// clear removes an unfinished bar, so that what is printed next starts
+// on a clean line.
+func (p *progressBar) clear() {
+	if p != nil && p.b != nil && !p.b.IsFinished() {
+		_ = p.b.Clear()
+	}
+}
+
+// scan returns ctx carrying a progress bar for the file map store's long
+// scans (opening a map, reading every entry, compacting), and a function
+// that clears the bar. Without a terminal, or with --json, ctx is
+// returned as it is.
+func (in *inspector) scan(ctx context.Context, what string) (context.Context, func()) {
+	p := in.newBar(what)
+	if p == nil {
+		return ctx, func() {}
+	}
+	return filestore.WithProgress(ctx, p.set), p.clear
 }
 
 func isTerminal(w io.Writer) bool {
@@ -403,13 +493,45 @@ func (in *inspector) reportDamage() error {
 }
 
 // compact loads a map into memory, snapshots every partition and deletes
-// the log files and snapshots the new snapshots cover.
+// the log files and snapshots the new snapshots cover. It first reads
+// every file of the map, as verify does, and refuses (exit 1) if it finds
+// damage that compaction would make permanent by deleting the file it is
+// in, unless --force is given. Torn tails (the end of a batch a member
+// was writing when it died; never acknowledged) and a rebuilt META do not
+// stop it; they are reported all the same.
 func (in *inspector) compact(ctx context.Context, name string) error {
+	ctx, clear := in.scan(ctx, "compact "+name)
+	defer clear()
 	s, done, err := in.withMap(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer done()
+	found, err := s.Verify(ctx, nil)
+	if err != nil {
+		return err
+	}
+	damages := dedupe(append(in.damages, found...))
+	in.damages = nil
+	var lost []filestore.Damage
+	for _, d := range damages {
+		if !d.Tail && d.File != "META" {
+			lost = append(lost, d)
+		}
+	}
+	if len(lost) > 0 && !in.force {
+		clear()
+		for _, d := range damages {
+			fmt.Fprintf(in.errw, "stowage inspect: %s\n", d)
+		}
+		fmt.Fprintf(in.errw, "stowage inspect: compact %s: refused: compaction would delete the files holding %d damaged places, and what is left of the damaged records with them:\n", name, len(lost))
+		for _, d := range lost {
+			fmt.Fprintf(in.errw, "  %s at offset %d (%d bytes)\n", d.File, d.Offset, d.Length)
+		}
+		fmt.Fprintf(in.errw, "stowage inspect: keep a copy of those files if they may be repaired, then give --force to compact anyway\n")
+		in.print(map[string]any{"map": name, "refused": true, "damages": damages, "lost": lost}, func(io.Writer) {})
+		return exitError(1)
+	}
 	before, err := s.Stats(ctx)
 	if err != nil {
 		return err
@@ -421,7 +543,17 @@ func (in *inspector) compact(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	in.print(map[string]any{"map": name, "before": before, "after": after}, func(w io.Writer) {
+	clear()
+	for _, d := range damages {
+		fmt.Fprintf(in.errw, "stowage inspect: %s\n", d)
+	}
+	if len(lost) > 0 {
+		fmt.Fprintf(in.errw, "stowage inspect: compact %s: --force: the damaged records in %d places are now lost for good\n", name, len(lost))
+	}
+	if damages == nil {
+		damages = []filestore.Damage{}
+	}
+	in.print(map[string]any{"map": name, "before": before, "after": after, "damages": damages, "lost": lost}, func(w io.Writer) {
 		fmt.Fprintf(w, "%s: %d entries; disk %d -> %d bytes; log files %d -> %d; snapshots %d -> %d\n",
 			name, after.Entries, before.DiskBytes, after.DiskBytes, before.LogFiles, after.LogFiles, before.Snapshots, after.Snapshots)
 	})
