@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/bench"
+	"github.com/stowage/stowage/bench/writeamp"
+	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore/boltstore"
 )
 
@@ -25,7 +27,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	entries := fl.Int("load-entries", 1_000_000, "entries for the EAGER load benchmark")
 	checkpointSize := fl.Int("checkpoint-size", 1<<20, "state bytes of each checkpoint in the checkpoint store benchmark")
 	checkpointCount := fl.Int("checkpoints", 10_000, "checkpoints of one pipeline among which the latest is looked up")
-	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk")
+	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk; on an object store (s3a, oss, cosn, gs) also bytes uploaded per byte of new data")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
 	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
@@ -159,5 +161,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "on %s (namespace %s), beside local disk from this run\n", *fsURI, target.Namespace)
 	fmt.Fprintf(stdout, "  write-through: %.0f puts/s (%.1f records per batch file); local %.0f puts/s (%.1f per fdatasync)\n", remote.PutsPerSec, remote.RecordsPerSync, st.PutsPerSec, st.RecordsPerSync)
 	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
+	if kind, _ := fsbackend.BackendName(p); kind == "s3" || kind == "cos" || kind == "oss" || kind == "gcs" {
+		o := writeamp.Options{}
+		if *quick {
+			o = writeamp.Options{Partitions: 4, Windows: 2}
+		}
+		say("bytes uploaded per byte of new data on %s ...", *fsURI)
+		wa, err := bench.UploadsPerNewByte(ctx, target, o)
+		if err != nil {
+			return err
+		}
+		first, last := wa.Windows[0], wa.Windows[len(wa.Windows)-1]
+		fmt.Fprintf(stdout, "  bytes uploaded per byte of new data (new records, %d per batch, %d partitions, compaction on): %.2f (log %.3f, snapshots %.2f);\n",
+			wa.Options.BatchRecords, wa.Options.Partitions, wa.Total.Ratio(), wa.Total.LogRatio(), wa.Total.SnapshotRatio())
+		fmt.Fprintf(stdout, "    first window %.2f after %d KiB, last %.2f after %d KiB written; %d KiB stored for %d KiB live\n",
+			first.Ratio(), first.Before>>10, last.Ratio(), last.Before>>10, wa.Stored>>10, wa.Live>>10)
+	}
 	return nil
 }

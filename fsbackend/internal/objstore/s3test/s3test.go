@@ -62,6 +62,7 @@ type Server struct {
 	requests atomic.Int64
 	failed   atomic.Int64
 	denied   atomic.Int64
+	putBytes atomic.Int64 // body bytes of PUTs the store answered 200
 	mu       sync.Mutex
 	keyIDs   map[string]int
 	methods  map[string]int
@@ -131,7 +132,17 @@ func NewServer(t testing.TB, creds ...Credential) *Server {
 			writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable")
 			return
 		}
-		inner.ServeHTTP(w, r)
+		if r.Method != http.MethodPut || r.Body == nil {
+			inner.ServeHTTP(w, r)
+			return
+		}
+		body := &countingBody{ReadCloser: r.Body}
+		r.Body = body
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		inner.ServeHTTP(rec, r)
+		if rec.status == http.StatusOK {
+			s.putBytes.Add(body.n)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
@@ -241,6 +252,31 @@ func writeDenied(w http.ResponseWriter, code, keyID string) {
 	w.WriteHeader(http.StatusForbidden)
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>request refused by the test server</Message><AWSAccessKeyId>%s</AWSAccessKeyId></Error>`, code, keyID)
 }
+
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// PutBytes is the body bytes of the PUT requests that stored an object
+// (answered 200): the bytes uploaded, as the server counts them.
+func (s *Server) PutBytes() int64 { return s.putBytes.Load() }
 
 // Denied is the number of requests refused for their signature or
 // credentials.
