@@ -249,6 +249,44 @@ func waitSafe(t *testing.T, tc *tcluster) {
 	}
 }
 
+// waitBalanced waits until every live member has installed the same
+// table and that table spreads owners and backups evenly (at most one
+// apart): the master has finished rebalancing for the current members.
+func waitBalanced(t *testing.T, tc *tcluster) {
+	t.Helper()
+	spread := func(m map[string]int, ids []string) int {
+		lo, hi := -1, 0
+		for _, id := range ids {
+			n := m[id]
+			if lo < 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		}
+		return hi - lo
+	}
+	deadline := time.Now().Add(longStop)
+	for {
+		ms := tc.live()
+		ids := make([]string, len(ms))
+		for i, m := range ms {
+			ids[i] = m.id
+		}
+		ci := ms[0].node.Cluster(context.Background())
+		ok := spread(ci.PartitionsPerMember, ids) <= 1 && spread(ci.BackupsPerMember, ids) <= 1
+		for _, m := range ms[1:] {
+			ok = ok && m.node.Cluster(context.Background()).PartitionTableVer == ci.PartitionTableVer
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			fatalDump(t, "table not balanced within %s: version %d, owners %v, backups %v", longStop, ci.PartitionTableVer, ci.PartitionsPerMember, ci.BackupsPerMember)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // A member whose process is gone (its transport refuses connections) is
 // taken over before failure detection says so: here the others' views
 // never drop it, and its partitions still move.
@@ -281,6 +319,9 @@ func TestClusterHungMemberContained(t *testing.T) {
 		tc.add()
 	}
 	tc.waitLoaded()
+	// The replica sets are read once below: the master must be done
+	// moving backups to the new members first.
+	waitBalanced(t, tc)
 	waitSafe(t, tc)
 	ms := tc.live()
 	victim, others := ms[3], ms[:3]

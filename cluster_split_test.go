@@ -54,6 +54,9 @@ func keyOwnedBy(t *testing.T, m *tmember) string {
 // new table.
 func TestClusterStaleOwnerRefused(t *testing.T) {
 	tc := newTCluster(t, memoryConfig(2, 0))
+	// Without the lease (TestClusterResumedOwnerServesNoStaleRead), so
+	// that the stale owner does serve, and only the epochs fence it.
+	tc.lease = -1
 	m1, m2, m3 := tc.add(), tc.add(), tc.add()
 	tc.waitLoaded()
 	ctx := context.Background()
@@ -204,5 +207,68 @@ func TestClusterSplitBrainProtection(t *testing.T) {
 	}
 	if err := strMap(t, m3.node, "protected").Put(ctx, "k", "v2"); err != nil {
 		t.Fatalf("write with the cluster whole again: %v", err)
+	}
+}
+
+// A member that hung (its process stopped) while failure detection
+// dropped it and its partitions moved, then resumed, still holds the old
+// table and its old copies. Its lease ran out meanwhile (the lease is
+// shorter than failure detection), so it asks before it serves, learns
+// of the newer table and reads go to the new owner: no stale read.
+func TestClusterResumedOwnerServesNoStaleRead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lease time.Duration
+		stale bool // what the read through the resumed member must show
+	}{
+		{"lease", 200 * time.Millisecond, false},
+		// Without the lease the same scenario reads the old value: what
+		// the lease is for.
+		{"no lease", -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTCluster(t, memoryConfig(1, 0))
+			c.lease = tc.lease
+			m1, m2, m3 := c.add(), c.add(), c.add()
+			c.waitLoaded()
+			waitSafe(t, c)
+			ctx := context.Background()
+			k := keyOwnedBy(t, m3)
+			p := partition.Of([]byte(k), partition.DefaultCount)
+			if err := strMap(t, m1.node, "jobs").Put(ctx, k, "old"); err != nil {
+				t.Fatal(err)
+			}
+			c.net.Freeze(m3.id)
+			t.Cleanup(func() { c.net.Thaw(m3.id) })
+			// Failure detection takes longer than the lease: that much
+			// time passes before the others drop m3.
+			time.Sleep(3 * max(tc.lease, 200*time.Millisecond))
+			c.drop(m3) // m1 and m2 see it fail; m3 still sees them
+			waitUntil(t, func() bool { return m1.node.Owner(p) != m3.id && m1.node.Loaded() && m2.node.Loaded() })
+			if err := strMap(t, m1.node, "jobs").Put(ctx, k, "new"); err != nil {
+				t.Fatalf("write at the new owner: %v", err)
+			}
+			c.net.Thaw(m3.id)
+			if o := m3.node.Owner(p); o != m3.id {
+				t.Fatalf("m3 learnt of the new table (owner %s) before it served: the scenario did not happen", o)
+			}
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			v, ok, err := strMap(t, m3.node, "jobs").Get(rctx, k)
+			if err != nil {
+				t.Fatalf("read through the resumed member: %v", err)
+			}
+			switch {
+			case tc.stale && v != "old":
+				t.Fatalf("without a lease the resumed member read %q, %v; the scenario expects the stale \"old\"", v, ok)
+			case !tc.stale && (!ok || v != "new"):
+				t.Fatalf("the resumed member read %q, %v; the last acknowledged write is \"new\"", v, ok)
+			}
+			if !tc.stale {
+				if o := m3.node.Owner(p); o == m3.id {
+					t.Fatalf("m3 still owns partition %d after asking", p)
+				}
+			}
+		})
 	}
 }

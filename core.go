@@ -238,6 +238,9 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 	if err := c.n.d.quorumOK(c.wq); err != nil {
 		return opResult{}, err
 	}
+	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
+		return opResult{}, err
+	}
 	if err := c.readyPart(ctx, p, t); err != nil {
 		return opResult{}, err
 	}
@@ -325,6 +328,9 @@ func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 		return entry{}, false, err
 	}
 	if err := c.n.d.quorumOK(c.rq); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
 		return entry{}, false, err
 	}
 	if err := c.readyPart(ctx, p, writeTicket{}); err != nil {

@@ -46,6 +46,11 @@ type dist struct {
 	bmu      sync.Mutex
 	batchers map[batchKey]*batcher
 	strag    stragglers // calls that outlasted their batch, for polls
+
+	// The owner's lease (lease.go).
+	clock0   time.Time
+	leaseFor time.Duration
+	lease    leaseState
 	wasMstr  bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
@@ -64,6 +69,7 @@ func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, 
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
 		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.clock0 = time.Now()
 	d.slots = make([]*slot, count)
 	for i := range d.slots {
 		d.slots[i] = newSlot(i, d.ctx.Done())
@@ -82,6 +88,10 @@ func (d *dist) start() {
 	d.wg.Add(2)
 	go d.masterLoop()
 	go d.fetchLoop()
+	if d.leaseFor > 0 {
+		d.wg.Add(1)
+		go d.leaseLoop()
+	}
 }
 
 func (d *dist) started() bool { return d.running.Load() }

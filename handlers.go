@@ -2,6 +2,7 @@ package stowage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -86,6 +87,12 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return enc(tableMsg{Version: t.Version}), nil
 		}
 		return enc(tableMsg{}), nil
+	case mLease:
+		var req leaseMsg
+		if err := dec(body, &req); err != nil {
+			return nil, err
+		}
+		return enc(d.onLease(from, &req)), nil
 	case mGetTab:
 		t, _ := d.currentTable()
 		if t == nil {
@@ -145,6 +152,8 @@ func errAns(err error) opAns {
 	switch {
 	case isMoved(err):
 		return opAns{Code: codeMoved, Msg: err.Error()}
+	case errors.Is(err, errNoLease):
+		return opAns{Code: codeNotReady, Msg: err.Error()}
 	case isNoQuorum(err):
 		return opAns{Code: codeRefused, Msg: err.Error()}
 	}

@@ -33,6 +33,8 @@ type tcluster struct {
 	mu      sync.Mutex
 	members []*tmember // live, oldest first
 	seq     int
+	// lease is the members' Options.Lease (0: the default).
+	lease time.Duration
 }
 
 type tmember struct {
@@ -86,7 +88,7 @@ func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
 	}
 	m.view.Set(append(others, self)...)
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
-		View: m.view, Transport: m.tr, OpTimeout: longStop})
+		View: m.view, Transport: m.tr, OpTimeout: longStop, Lease: c.lease})
 	if err != nil {
 		m.tr.Close()
 		return nil, err

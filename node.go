@@ -54,7 +54,31 @@ type Options struct {
 	// OpTimeout bounds a map operation whose context has no deadline,
 	// including the time to find a partition's new owner (default 60 s).
 	OpTimeout time.Duration
+	// Lease is how long an owner serves after the other members last
+	// confirmed that its partition table is current (see lease.go). It
+	// must stay below the least time failure detection takes to declare
+	// a hung member dead: zero derives it from Timing (half of it, at most
+	// 2 s; 2 s with a View given here); negative turns the lease off.
+	Lease time.Duration
 }
+
+// leaseTime is the owner's lease: Options.Lease, or half the least time
+// memberlist takes to declare a member that stopped answering dead, at
+// most 2 s.
+func (n *Node) leaseTime() time.Duration {
+	switch {
+	case n.opts.Lease < 0:
+		return 0
+	case n.opts.Lease > 0:
+		return n.opts.Lease
+	case n.opts.View != nil:
+		return maxLease
+	}
+	return min(maxLease, n.opts.Timing.DetectionFloor()/2)
+}
+
+// maxLease bounds the derived lease.
+const maxLease = 2 * time.Second
 
 // Node is one member: it holds the maps, their map stores, its part of
 // the partitions, and loads persisted maps EAGERly. It is safe for
@@ -122,6 +146,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	}
 	cc := n.clusterConfig()
 	n.d = newDist(n, view, tr, partition.DefaultCount, cc.replicas, cc.startMin, opts.OpTimeout)
+	n.d.leaseFor = n.leaseTime()
 	if tr != nil {
 		tr.SetHandler(n.d.handle)
 	}

@@ -160,6 +160,9 @@ func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
 	if err := c.n.d.slots[p].enterRead(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.n.d.ensureLease(ctx, p); err != nil {
+		return nil, err
+	}
 	pt := c.parts[p]
 	if err := c.readyPart(ctx, pt, writeTicket{}); err != nil {
 		return nil, err

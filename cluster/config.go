@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 )
 
 // Config configures one member. Zero values take the defaults listed on
@@ -60,6 +62,26 @@ type Timing struct {
 	// RejoinInterval is how often the member list is tried again for
 	// addresses that are not members; default 10 s. Negative disables it.
 	RejoinInterval time.Duration
+}
+
+// DetectionFloor is the least time memberlist can take from a member's
+// last answer to declaring it dead with this timing: a probe's timeout,
+// then the shortest suspicion timeout (SuspicionMult probe intervals; it
+// only grows with the cluster's size, and confirmations shorten it to no
+// less than that).
+func (t Timing) DetectionFloor() time.Duration {
+	lan := memberlist.DefaultLANConfig()
+	probe, timeout, mult := lan.ProbeInterval, lan.ProbeTimeout, lan.SuspicionMult
+	if t.ProbeInterval > 0 {
+		probe = t.ProbeInterval
+	}
+	if t.ProbeTimeout > 0 {
+		timeout = t.ProbeTimeout
+	}
+	if t.SuspicionMult > 0 {
+		mult = t.SuspicionMult
+	}
+	return timeout + time.Duration(mult)*probe
 }
 
 // DefaultPort is Hazelcast's network.port as SeaTunnel ships it.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,5 +145,39 @@ func TestClusterProcessLeavesGracefully(t *testing.T) {
 	}
 	t.Logf("the member handed its partitions over and exited in %v", time.Since(start).Round(time.Millisecond))
 	r.progress(t, "writes after a member left", 300)
+	r.finish(t, c.addrs()[0])
+}
+
+// A member that hangs (SIGSTOP: its connections stay open, nothing is
+// refused) is declared dead and taken over; when it resumes (SIGCONT) it
+// still holds the old table and its old copies, and clients go through it
+// again at once. Whatever it served from its stale state would show in the
+// history, which must stay linearizable.
+func TestClusterProcessFrozenAndResumed(t *testing.T) {
+	c := testCluster(t, "zombie", 3)
+	startMembers(t, c, 3)
+	r := runClients(newLinHistory("engine_pendingJobs", 12), c)
+	r.progress(t, "writes before the freeze", 300)
+
+	z := c.nodes[1]
+	c.mu.Lock()
+	c.nodes = slices.DeleteFunc(c.nodes, func(x *child) bool { return x == z })
+	c.mu.Unlock()
+	if err := z.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r.progress(t, "writes while a member hangs", 300)
+	t.Logf("300 writes acknowledged %v after the SIGSTOP", time.Since(start).Round(time.Millisecond))
+	// Long enough for failure detection to declare it dead everywhere.
+	time.Sleep(8*time.Second - time.Since(start))
+
+	if err := z.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.nodes = append(c.nodes, z)
+	c.mu.Unlock()
+	r.progress(t, "writes after it resumed", 600)
 	r.finish(t, c.addrs()[0])
 }
