@@ -23,13 +23,23 @@ func (p Properties) Get(key, def string) string {
 	return def
 }
 
-// secretWords mark keys whose values must never be printed.
-var secretWords = []string{"secret", "password", "token", "accesskey", "access.key", "keytab", "credential", "userinfo", "keyfile", "private"}
+// secretWords mark keys whose values must never be printed. They are
+// matched against the key lower-cased with '.', '-' and '_' removed, so
+// that "access.key", "access-key" and "accessKey" are all one word, as are
+// fs.s3a.encryption.key, fs.s3a.server-side-encryption.key,
+// fs.gs.encryption.key and *encryption-key (customer-supplied keys).
+var secretWords = []string{"secret", "password", "token", "accesskey", "keytab", "credential", "userinfo", "keyfile", "private", "encryptionkey"}
 
 // IsSecretKey reports whether values of key must be redacted: access keys,
-// secret keys, tokens, passwords, keytabs and key files.
+// secret keys, tokens, passwords, keytabs, key files and encryption keys.
 func IsSecretKey(key string) bool {
-	k := strings.ToLower(key)
+	k := strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '-', '_':
+			return -1
+		}
+		return r
+	}, strings.ToLower(key))
 	for _, w := range secretWords {
 		if strings.Contains(k, w) {
 			return true
@@ -121,7 +131,8 @@ func Open(ctx context.Context, p Properties) (FS, error) {
 	o := registry[name]
 	registryMu.RUnlock()
 	if o == nil {
-		return nil, fmt.Errorf("stowage/fsbackend: storage back end %q is not built into this program (registered: %s)", name, strings.Join(Registered(), ", "))
+		return nil, fmt.Errorf("stowage/fsbackend: storage back end %q is not built into this program: import github.com/stowage/stowage/fsbackend/%s (or fsbackend/all for every back end) for its side effect (registered: %s)",
+			name, name, strings.Join(Registered(), ", "))
 	}
 	return o(ctx, p)
 }

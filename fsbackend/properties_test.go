@@ -53,6 +53,39 @@ func TestSecretsAreRedacted(t *testing.T) {
 	}
 }
 
+// Encryption keys (customer-supplied keys for server-side encryption) are
+// secrets in every spelling; the keys naming an algorithm are not.
+func TestEncryptionKeysAreSecret(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		secret bool
+	}{
+		{"fs.gs.encryption.key", true},
+		{"fs.s3a.encryption.key", true},
+		{"fs.s3a.server-side-encryption.key", true},
+		{"fs.cosn.server-side-encryption.key", true},
+		{"fs.oss.server-side-encryption-key", true},
+		{"seatunnel.hadoop.fs.s3a.encryption.key", true},
+		{"fs.s3a.sse_encryption_key", true},
+		{"encryptionKey", true},
+		{"fs.s3a.access-key", true},
+		{"fs.gs.encryption.algorithm", false},
+		{"fs.s3a.server-side-encryption-algorithm", false},
+		{"fs.s3a.encryption.algorithm", false},
+		{"fs.defaultFS", false},
+		{"block.size", false},
+	} {
+		if got := fsbackend.IsSecretKey(tc.key); got != tc.secret {
+			t.Errorf("IsSecretKey(%q) = %v, want %v", tc.key, got, tc.secret)
+		}
+		p := fsbackend.Properties{tc.key: "k3y-bytes-base64"}
+		shown := strings.Contains(p.String(), "k3y-bytes-base64") || p.Redacted()[tc.key] == "k3y-bytes-base64"
+		if shown == tc.secret {
+			t.Errorf("%s: value shown %v by String/Redacted, want %v", tc.key, shown, !tc.secret)
+		}
+	}
+}
+
 func TestBackendName(t *testing.T) {
 	for _, tc := range []struct {
 		p       fsbackend.Properties
@@ -108,6 +141,9 @@ func TestOpenUnregistered(t *testing.T) {
 	_, err := fsbackend.Open(context.Background(), fsbackend.Properties{"storage.type": "gcs", "fs.gs.auth.service.account.keyfile": "/secret/key.json"})
 	if err == nil || !strings.Contains(err.Error(), `"gcs"`) {
 		t.Fatalf("Open of an unregistered back end: %v, want an error naming it", err)
+	}
+	if !strings.Contains(err.Error(), "import github.com/stowage/stowage/fsbackend/gcs") || !strings.Contains(err.Error(), "fsbackend/all") {
+		t.Fatalf("the error does not say which package to import: %v", err)
 	}
 	if strings.Contains(err.Error(), "/secret/key.json") {
 		t.Fatalf("the error shows a secret: %v", err)
