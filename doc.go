@@ -18,6 +18,10 @@
 // map-store are persisted (package mapstore/filestore on any fsbackend, or
 // bbolt for a member alone); others live in memory only.
 //
+// The local disk back end (fs.defaultFS: file:///) is built in. For HDFS
+// and the object stores, import the back end's package for its side
+// effect (fsbackend/hdfs, s3, oss, cos, gcs) or fsbackend/all.
+//
 // # The cluster
 //
 // With hazelcast.network.join.tcp-ip enabled, Open joins the members of the

@@ -11,7 +11,6 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
-	"github.com/stowage/stowage/fsbackend/local"
 )
 
 // A store failure fails the Put and the HTTP PUT, and the map keeps the
@@ -22,7 +21,7 @@ func TestStoreFailureFailsTheWrite(t *testing.T) {
 	dir := t.TempDir()
 	sw := errorfs.NewSwitch(errorfs.After(errorfs.OpSync, 0))
 	openFS := func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
-		f, err := local.New("/")
+		f, err := fsbackend.Open(ctx, p)
 		if err != nil {
 			return nil, err
 		}

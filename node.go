@@ -16,6 +16,10 @@ import (
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
+	// The local disk is the default storage (fs.defaultFS: file:///), so
+	// it is always built in; other back ends are imported by the program
+	// (fsbackend/all, or one of fsbackend/hdfs, s3, oss, cos, gcs).
+	_ "github.com/stowage/stowage/fsbackend/local"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/boltstore"
 	"github.com/stowage/stowage/mapstore/filestore"

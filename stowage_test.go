@@ -18,7 +18,6 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
-	_ "github.com/stowage/stowage/fsbackend/local"
 	"github.com/stowage/stowage/serde"
 )
 
