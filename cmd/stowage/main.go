@@ -18,9 +18,10 @@ const usage = `usage: stowage <command> [flags]
 commands:
   node     --config-dir DIR [--http ADDR]   run one member (joining the member list) and serve the HTTP API
   demo     [--dir DIR] [--members N]        3 members: write job state, SIGKILL one, then all, restart, show it came back
-  inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME) SUBCOMMAND
-           maps | stats MAP | dump MAP | get MAP KEY | verify | compact MAP
+  inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME | --bbolt FILE) [--json] SUBCOMMAND
+           maps | stats MAP | dump MAP | get MAP KEY | verify | compact [--force] MAP
            checkpoints list [JOB] | checkpoints show JOB PIPELINE [CHECKPOINT] | checkpoints verify
+           (compact refuses a map with damage beyond a torn tail unless --force, which drops it)
   bench    [--quick] [--dir DIR] [--fs URI] write-through, EAGER load, disk use and checkpoint storage against
            [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
            [--kill-master] [--freeze]

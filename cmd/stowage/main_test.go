@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stowage/stowage/mapstore/boltstore"
 )
 
 // The test binary doubles as the stowage command for child processes.
@@ -114,5 +116,34 @@ func TestUsageErrors(t *testing.T) {
 	e.Reset()
 	if code := run([]string{"inspect", "--fs", "ftp://x", "maps"}, &o, &e); code != 1 || !strings.Contains(e.String(), "ftp") {
 		t.Fatalf("inspect with a bad --fs: %d %q", code, e.String())
+	}
+}
+
+// The usage text names every flag of inspect, --bbolt and compact's
+// --force included.
+func TestUsageNamesInspectFlags(t *testing.T) {
+	var o, e bytes.Buffer
+	if code := run([]string{"help"}, &o, &e); code != 0 {
+		t.Fatalf("help exited %d: %s", code, e.String())
+	}
+	for _, want := range []string{"--config-dir DIR", "--fs URI", "--namespace NS", "--cluster NAME", "--bbolt FILE", "--json", "compact [--force] MAP"} {
+		if !strings.Contains(o.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, o.String())
+		}
+	}
+	// What the usage shows is accepted: compact --force MAP on a map
+	// store of type bbolt says compaction is not needed.
+	path := filepath.Join(t.TempDir(), "maps.db")
+	st, err := boltstore.Open(path, boltstore.Options{MapName: "engine_x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o.Reset()
+	e.Reset()
+	if code := run([]string{"inspect", "--bbolt", path, "compact", "--force", "engine_x"}, &o, &e); code != 0 || !strings.Contains(o.String(), "not needed") {
+		t.Fatalf("inspect --bbolt FILE compact --force MAP: exit %d, %q %q", code, o.String(), e.String())
 	}
 }
