@@ -159,6 +159,13 @@ type MapInfo struct {
 	Backups   int    `json:"backup_entries"`
 	Loaded    bool   `json:"loaded"`
 	Persisted bool   `json:"persisted"`
+	// OwnedPartitions is how many partitions this member owns, and
+	// LoadedPartitions how many of those hold the map's data (read from
+	// its store, taken over, or new). An EAGER map loads every owned
+	// partition at start; a LAZY one loads a partition on its first use,
+	// so LoadedPartitions counts the partitions used since.
+	OwnedPartitions  int `json:"owned_partitions"`
+	LoadedPartitions int `json:"loaded_partitions"`
 }
 
 // Maps describes the maps this member holds.
@@ -181,7 +188,10 @@ func (n *Node) mapInfo(c *core) MapInfo {
 		switch st {
 		case stActive:
 			mi.Size += len(pt.entries)
-			if !pt.ready && !c.lazy {
+			mi.OwnedPartitions++
+			if pt.ready {
+				mi.LoadedPartitions++
+			} else if !c.lazy {
 				mi.Loaded = false
 			}
 		case stAcquiring:

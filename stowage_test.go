@@ -23,8 +23,15 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// persisted returns a config whose engine* maps persist under dir.
+// persisted returns a config whose engine* maps persist under dir and
+// load EAGERly.
 func persisted(t testing.TB, dir string, extra string) *config.Config {
+	t.Helper()
+	return persistedMode(t, dir, "EAGER", extra)
+}
+
+// persistedMode is persisted with the given initial-mode.
+func persistedMode(t testing.TB, dir, mode, extra string) *config.Config {
 	t.Helper()
 	y := `hazelcast:
   cluster-name: test
@@ -32,7 +39,7 @@ func persisted(t testing.TB, dir string, extra string) *config.Config {
     engine*:
       map-store:
         enabled: true
-        initial-mode: EAGER
+        initial-mode: ` + mode + `
         properties:
           type: hdfs
           namespace: ` + dir + `
