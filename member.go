@@ -180,5 +180,8 @@ func (n *Node) Close() error {
 			errs = append(errs, c.store.Close())
 		}
 	}
+	for _, f := range n.bolts {
+		errs = append(errs, f.Close())
+	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -98,6 +99,11 @@ type Node struct {
 	tr   cluster.Transport // closed by Close when Open made it
 	ownT bool
 
+	// bolts holds the file of every configured bbolt map store, by
+	// absolute path, from Open to Close: a second process on one of them
+	// fails at Open instead of at its first write.
+	bolts map[string]*boltstore.File
+
 	mu     sync.Mutex
 	maps   map[string]*core
 	closed bool
@@ -116,9 +122,12 @@ var (
 )
 
 // Open starts a node: it validates the configuration, joins the cluster
-// (when the configuration or Options name one), opens the map store of
-// every map already persisted under a configured map-store (those
-// directories are found by listing namespace/clusterName/) and starts
+// (when the configuration or Options name one), takes the file of every
+// bbolt map store (held until Close; another process holding one fails
+// Open with an error matching mapstore.ErrLocked that names the file),
+// opens the map store of every map already persisted under a configured
+// map-store (found by listing namespace/clusterName/, or the maps in the
+// bbolt file) and starts
 // loading the partitions it owns once hazelcast.initial.min.cluster.size
 // members are up. Map operations wait until their partition is loaded.
 func Open(ctx context.Context, opts Options) (*Node, error) {
@@ -153,6 +162,10 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	n.d.leaseFor = n.leaseTime()
 	if tr != nil {
 		tr.SetHandler(n.d.handle)
+	}
+	if err := n.holdBoltFiles(); err != nil {
+		n.Close()
+		return nil, err
 	}
 	names, err := n.persistedMaps(ctx)
 	if err != nil {
@@ -206,14 +219,61 @@ func mapDir(ms *config.MapStoreConfig, name string) string {
 	return fsbackend.Join(strings.TrimPrefix(ms.Properties.Get("namespace", ""), "/"), ms.Properties.Get("clusterName", ""), name)
 }
 
-// persistedMaps lists map directories under every configured map store
-// whose names match the map pattern they were found under.
+// holdBoltFiles takes the file of every enabled bbolt map store.
+func (n *Node) holdBoltFiles() error {
+	for _, mc := range n.cfg.Hazelcast.Maps {
+		ms := mc.MapStore
+		if ms == nil || !ms.Enabled || ms.StoreType() != config.StoreBBolt {
+			continue
+		}
+		path, err := filepath.Abs(ms.Properties.Get("path", ""))
+		if err != nil {
+			return fmt.Errorf("stowage: map-store of %q: path: %w", mc.Pattern, err)
+		}
+		if n.bolts[path] != nil {
+			continue
+		}
+		f, err := boltstore.OpenFile(path, 0)
+		if err != nil {
+			return fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
+		}
+		if n.bolts == nil {
+			n.bolts = map[string]*boltstore.File{}
+		}
+		n.bolts[path] = f
+	}
+	return nil
+}
+
+// persistedMaps lists the maps stored under every configured map store
+// (map directories, or the maps of a bbolt file) whose names match the map
+// pattern they were found under.
 func (n *Node) persistedMaps(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
+	add := func(pattern, name string) {
+		if seen[name] || ValidMapName(name) != nil {
+			return
+		}
+		if got, ok := n.cfg.Hazelcast.MapFor(name); ok && got.Pattern == pattern {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
 	for _, mc := range n.cfg.Hazelcast.Maps {
 		ms := mc.MapStore
-		if ms == nil || !ms.Enabled || ms.StoreType() == "bbolt" {
+		if ms == nil || !ms.Enabled {
+			continue
+		}
+		if ms.StoreType() == config.StoreBBolt {
+			path, _ := filepath.Abs(ms.Properties.Get("path", "")) // held by holdBoltFiles
+			names, err := n.bolts[path].Maps()
+			if err != nil {
+				return nil, fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
+			}
+			for _, name := range names {
+				add(mc.Pattern, name)
+			}
 			continue
 		}
 		f, err := n.openFS(ctx, ms.Properties)
@@ -228,13 +288,8 @@ func (n *Node) persistedMaps(ctx context.Context) ([]string, error) {
 		}
 		for _, fi := range list {
 			rest := strings.TrimPrefix(fi.Name, base+"/")
-			name, file, ok := strings.Cut(rest, "/")
-			if !ok || file != "META" || seen[name] || ValidMapName(name) != nil {
-				continue
-			}
-			if got, ok := n.cfg.Hazelcast.MapFor(name); ok && got.Pattern == mc.Pattern {
-				seen[name] = true
-				out = append(out, name)
+			if name, file, ok := strings.Cut(rest, "/"); ok && file == "META" {
+				add(mc.Pattern, name)
 			}
 		}
 	}

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage/mapstore/boltstore"
 )
@@ -145,5 +150,76 @@ func TestUsageNamesInspectFlags(t *testing.T) {
 	e.Reset()
 	if code := run([]string{"inspect", "--bbolt", path, "compact", "--force", "engine_x"}, &o, &e); code != 0 || !strings.Contains(o.String(), "not needed") {
 		t.Fatalf("inspect --bbolt FILE compact --force MAP: exit %d, %q %q", code, o.String(), e.String())
+	}
+}
+
+// A second member process on the bbolt file of a running one fails at
+// start, naming the file, even though the first one has not opened a map
+// yet; the first one serves on, and once it stopped a member starts on
+// the file and finds what was written.
+func TestNodeBBoltFileLocked(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "maps.db")
+	cfgDir := filepath.Join(dir, "config")
+	writeBoltConfig(t, cfgDir, path)
+	first, err := startNode(ctx, cfgDir, filepath.Join(dir, "first.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.kill()
+	if _, err := first.waitHealthy(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute) // a second node that starts would serve forever
+	defer cancel()
+	second := exec.CommandContext(cctx, exe, "node", "--config-dir", cfgDir, "--http", "127.0.0.1:0")
+	second.Env = append(os.Environ(), childEnv...)
+	var o, e bytes.Buffer
+	second.Stdout, second.Stderr = &o, &e
+	err = second.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || cctx.Err() != nil {
+		t.Fatalf("second node on a held bbolt file: %v (stdout %q, stderr %q); want exit 1 at start", err, o.String(), e.String())
+	}
+	if !strings.Contains(e.String(), "locked by another process") || !strings.Contains(e.String(), path) || strings.Contains(o.String(), "listening") {
+		t.Fatalf("second node's error does not say the file is locked and name it: stdout %q, stderr %q", o.String(), e.String())
+	}
+
+	base := "http://" + first.addr + "/v1/maps/engine_jobs/entries/job-1"
+	req, _ := http.NewRequest(http.MethodPut, base, strings.NewReader("state-1"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("PUT to the first node: %s", resp.Status)
+	}
+	if err := first.stop(); err != nil {
+		t.Fatalf("first node: %v", err)
+	}
+
+	again, err := startNode(ctx, cfgDir, filepath.Join(dir, "again.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.kill()
+	if _, err := again.waitHealthy(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.Get("http://" + again.addr + "/v1/maps/engine_jobs/entries/job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "state-1" {
+		t.Fatalf("after restart on the bbolt file job-1 = %s %q, want state-1", resp.Status, body)
 	}
 }

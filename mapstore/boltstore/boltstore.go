@@ -249,9 +249,6 @@ func (s *Store) Close() error {
 // sorted. It shares the file with the maps open in this process, and
 // fails with mapstore.ErrLocked if another process holds it.
 func Maps(path string, timeout time.Duration) ([]string, error) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
@@ -259,13 +256,61 @@ func Maps(path string, timeout time.Duration) ([]string, error) {
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no file, no maps (and no file created by looking)
 	}
+	f, err := OpenFile(abs, timeout)
+	if err != nil {
+		return nil, err
+	}
+	names, err := f.Maps()
+	return names, errors.Join(err, f.Close())
+}
+
+// File is a bbolt file held open by this process without a map, so that
+// no other process can take it: a member holds the file of its bbolt map
+// store from start to stop, whether or not a map is open in it yet. It
+// shares the file with the maps open in this process. It is safe for
+// concurrent use.
+type File struct {
+	f      *file
+	log    *slog.Logger
+	mu     sync.Mutex
+	closed bool
+}
+
+// OpenFile opens (creating it and its directory if needed) the bbolt file
+// at path and holds it until Close. If another process holds the file, it
+// fails after timeout (default DefaultTimeout) with an error matching
+// mapstore.ErrLocked that names the file.
+func OpenFile(path string, timeout time.Duration) (*File, error) {
+	if path == "" {
+		return nil, errors.New("stowage/mapstore/boltstore: map-store property path is empty")
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f, err := acquire(abs, "", timeout, log)
 	if err != nil {
 		return nil, err
 	}
+	return &File{f: f, log: log}, nil
+}
+
+// Path returns the absolute path of the file.
+func (h *File) Path() string { return h.f.path }
+
+// Maps returns the names of the maps stored in the file, sorted.
+func (h *File) Maps() ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w", h.f.path, mapstore.ErrClosed)
+	}
 	var names []string
-	err = f.db.View(func(tx *bolt.Tx) error {
+	err := h.f.db.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			if b.Get([]byte(metaKey)) != nil {
 				names = append(names, string(name))
@@ -274,7 +319,19 @@ func Maps(path string, timeout time.Duration) ([]string, error) {
 		})
 	})
 	if err != nil {
-		err = fmt.Errorf("stowage/mapstore/boltstore: list maps of %s: %w", abs, err)
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: list maps of %s: %w", h.f.path, err)
 	}
-	return names, errors.Join(err, f.release("", log))
+	return names, nil
+}
+
+// Close lets go of the file; it is closed once no map of this process
+// uses it either. A second Close fails with mapstore.ErrClosed.
+func (h *File) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fmt.Errorf("stowage/mapstore/boltstore: %s: %w", h.f.path, mapstore.ErrClosed)
+	}
+	h.closed = true
+	return h.f.release("", h.log)
 }

@@ -25,9 +25,13 @@ import (
 )
 
 // holdEnv makes the test binary a child that holds a bbolt file: it opens
-// the file named by the variable, prints "holding", and keeps it open
-// until its stdin is closed.
-const holdEnv = "STOWAGE_BOLTSTORE_TEST_HOLD"
+// the file named by the variable (a map in it, or with holdFileEnv=1 the
+// file alone through OpenFile), prints "holding", and keeps it open until
+// its stdin is closed.
+const (
+	holdEnv     = "STOWAGE_BOLTSTORE_TEST_HOLD"
+	holdFileEnv = "STOWAGE_BOLTSTORE_TEST_HOLD_FILE"
+)
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(holdEnv); path != "" {
@@ -37,7 +41,13 @@ func TestMain(m *testing.M) {
 }
 
 func hold(path string) int {
-	s, err := boltstore.Open(path, boltstore.Options{MapName: "held"})
+	var s io.Closer
+	var err error
+	if os.Getenv(holdFileEnv) == "1" {
+		s, err = boltstore.OpenFile(path, 0)
+	} else {
+		s, err = boltstore.Open(path, boltstore.Options{MapName: "held"})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -146,10 +156,15 @@ func TestSameMapTwiceIsRefused(t *testing.T) {
 	}
 }
 
-func TestSecondProcessIsRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "maps.db")
+// startHolder starts a child process holding the bbolt file at path (see
+// holdEnv) and returns a function that makes it let go and waits for it.
+func startHolder(t *testing.T, path string, fileOnly bool) (stop func()) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holdEnv+"="+path)
+	if fileOnly {
+		cmd.Env = append(cmd.Env, holdFileEnv+"=1")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -164,18 +179,32 @@ func TestSecondProcessIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := false
-	defer func() {
+	t.Cleanup(func() {
 		if !done {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}
-	}()
+	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "holding\n" {
 		t.Fatalf("child did not open the file: %q, %v, stderr %q", line, err, stderr.String())
 	}
+	return func() {
+		t.Helper()
+		stdin.Close() // the child closes what it holds and exits
+		err := cmd.Wait()
+		done = true
+		if err != nil {
+			t.Fatalf("child: %v, stderr %q", err, stderr.String())
+		}
+	}
+}
 
-	_, err = boltstore.Open(path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
+func TestSecondProcessIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "maps.db")
+	stop := startHolder(t, path, false)
+
+	_, err := boltstore.Open(path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
 	if !errors.Is(err, mapstore.ErrLocked) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Open while another process holds the file: %v; want ErrLocked naming %s", err, path)
 	}
@@ -183,12 +212,7 @@ func TestSecondProcessIsRefused(t *testing.T) {
 		t.Fatalf("Maps while another process holds the file: %v; want ErrLocked", err)
 	}
 
-	stdin.Close() // the child closes its map and exits
-	err = cmd.Wait()
-	done = true
-	if err != nil {
-		t.Fatalf("child: %v, stderr %q", err, stderr.String())
-	}
+	stop()
 	s := open(t, path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
 	names, err := boltstore.Maps(path, 0)
 	if err != nil || strings.Join(names, ",") != "held,m" {
@@ -197,6 +221,64 @@ func TestSecondProcessIsRefused(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// OpenFile holds the file with no map open in it: another process can
+// neither open a map in it nor the file; in this process maps share it,
+// and the file is let go once the File and every map are closed.
+func TestFileHoldsTheLock(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "dir", "maps.db")
+	stop := startHolder(t, path, true)
+	_, err := boltstore.Open(path, boltstore.Options{MapName: "m", Timeout: 100 * time.Millisecond})
+	if !errors.Is(err, mapstore.ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open while another process holds the file with OpenFile: %v; want ErrLocked naming %s", err, path)
+	}
+	if _, err := boltstore.OpenFile(path, 100*time.Millisecond); !errors.Is(err, mapstore.ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("OpenFile while another process holds the file: %v; want ErrLocked naming %s", err, path)
+	}
+	stop()
+
+	f, err := boltstore.OpenFile(path, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Path() != path {
+		t.Errorf("Path() = %q, want %q", f.Path(), path)
+	}
+	if names, err := f.Maps(); err != nil || len(names) != 0 {
+		t.Fatalf("Maps of a file the child only held = %v, %v; want none", names, err)
+	}
+	// A short timeout: a map must share the held file, not wait for its lock.
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: 8, Timeout: 50 * time.Millisecond})
+	if err := s.Store(ctx, rec("k", "v", 8, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := f.Maps(); err != nil || strings.Join(names, ",") != "m" {
+		t.Fatalf("Maps = %v, %v; want m", names, err)
+	}
+	// The map closed, the File still holds the file.
+	if db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 50 * time.Millisecond}); err == nil {
+		db.Close()
+		t.Fatal("the file was let go while a File held it")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); !errors.Is(err, mapstore.ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
+	}
+	if _, err := f.Maps(); !errors.Is(err, mapstore.ErrClosed) {
+		t.Errorf("Maps after Close: %v, want ErrClosed", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("file still locked after the File and its map closed: %v", err)
+	}
+	db.Close()
 }
 
 func TestOpenErrors(t *testing.T) {

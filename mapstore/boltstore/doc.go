@@ -57,7 +57,10 @@
 // is. Opening a map that is already open in this process fails with
 // ErrMapOpen. Another process holding the file makes Open fail after
 // Options.Timeout (default 1 s, never forever) with an error matching
-// mapstore.ErrLocked that names the file.
+// mapstore.ErrLocked that names the file. OpenFile holds a file with no
+// map open in it (a member holds its bbolt file from start to stop, so a
+// second member process on the same file fails at start), and lists its
+// maps.
 //
 // # Reads
 //
