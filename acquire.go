@@ -467,9 +467,25 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 			}
 		}
 	}
+	// A persisted map with no sync backup is not taken from a backup's
+	// copy: only async backups held it, and they may lack acknowledged
+	// writes, which the store has (and an epoch started from the copy
+	// would drop from the store at recovery). Memory-only maps keep
+	// Hazelcast's async semantics: the copy is the best there is.
+	promoted := !it.src.store && it.src.kind == holdBackup
+	fromStore := map[*core]bool{}
 	for _, c := range cores {
 		pt := c.parts[it.p]
 		switch {
+		case promoted && c.store != nil && c.sync == 0:
+			fromStore[c] = true
+			if c.lazy {
+				c.clearPart(pt) // read from the store when made ready
+				break
+			}
+			if _, err := c.loadFromStore(ctx, pt); err != nil {
+				return err
+			}
 		case it.data != nil:
 			if mp := have[c.name]; mp != nil {
 				c.replace(pt, *mp)
@@ -526,7 +542,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	for _, c := range cores {
 		pt := c.parts[it.p]
 		pt.mu.Lock()
-		if gapFree {
+		if gapFree || fromStore[c] {
 			pt.applied, pt.above = pt.ver.Seq, nil
 		}
 		pt.ver = mapstore.Version{Epoch: it.epoch, Seq: pt.applied}

@@ -42,6 +42,9 @@ type dist struct {
 	// answer again, ahead of failure detection.
 	down map[string]time.Time
 	seen map[string]bool // the live members at the last refresh
+	// slowAsync: members that, as an async backup, did not take a fill
+	// in time, until when fills to them are not waited for (fill.go).
+	slowAsync map[string]time.Time
 
 	bmu      sync.Mutex
 	batchers map[batchKey]*batcher
@@ -67,7 +70,7 @@ type dist struct {
 func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
-		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
+		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, slowAsync: map[string]time.Time{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.clock0 = time.Now()
 	d.slots = make([]*slot, count)

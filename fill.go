@@ -195,10 +195,23 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	for _, b := range append(syncB, asyncB...) {
+	asyncFailed := false
+	for i, b := range append(syncB, asyncB...) {
+		async := i >= len(syncB)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if async {
+				// An async backup holds up no write for long: it gets a
+				// while to take the fill (none if it just failed to), then
+				// is filled again later.
+				if err := d.fillAsync(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
+					mu.Lock()
+					asyncFailed = true
+					mu.Unlock()
+				}
+				return
+			}
 			if err := d.fillTo(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
 				mu.Lock()
 				errs = append(errs, err)
@@ -207,7 +220,54 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 		}()
 	}
 	wg.Wait()
+	if asyncFailed {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		d.goBackground(func() { d.refill1(pt.id) })
+	}
 	return errors.Join(errs...)
+}
+
+// asyncFillWait bounds how long a fill waits for an async backup (with
+// writes of the partition held): one that does not take it in time is
+// left out of the partition's filled backups (it gets no records) and
+// filled again later, less often the longer it fails (asyncRetryMax).
+const (
+	asyncFillWait = time.Second
+	asyncRetryMax = 10 * time.Second
+)
+
+// fillAsync fills async backup b within asyncFillWait, at once failing
+// if b did not take a fill in time lately.
+func (d *dist) fillAsync(ctx context.Context, b string, p int, body []byte) error {
+	d.mu.Lock()
+	until, slow := d.slowAsync[b]
+	d.mu.Unlock()
+	if slow && time.Now().Before(until) {
+		return fmt.Errorf("stowage: async backup %s did not take a fill lately", b)
+	}
+	fctx, cancel := context.WithTimeout(ctx, asyncFillWait)
+	defer cancel()
+	err := d.fillTo(fctx, b, p, body)
+	d.mu.Lock()
+	if err != nil && !errors.Is(err, errNotReplica) {
+		d.slowAsync[b] = time.Now().Add(asyncRetryMax)
+	} else if err == nil {
+		delete(d.slowAsync, b)
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// maxSync is the most synchronous backups any of cores keeps: a replica
+// at a later place is an async backup of every map.
+func maxSync(cores []*core) int {
+	n := 0
+	for _, c := range cores {
+		n = max(n, c.sync)
+	}
+	return n
 }
 
 // refill gives active partitions to backups the table added (or that
@@ -253,6 +313,7 @@ func (d *dist) refill1(p int) {
 	s.mu.Unlock()
 
 	ok := make([]bool, len(want))
+	nsync := maxSync(cores)
 	var wg sync.WaitGroup
 	for i, b := range want {
 		if slices.Contains(old, b) && !force {
@@ -263,14 +324,23 @@ func (d *dist) refill1(p int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i+1 > nsync {
+				// An async backup of every map: writes are held for it
+				// only so long.
+				ok[i] = d.fillAsync(d.ctx, b, p, body) == nil
+				return
+			}
 			ok[i] = d.fillTo(d.ctx, b, p, body) == nil
 		}()
 	}
 	wg.Wait()
 	var now []string
+	syncMissing := false
 	for i, b := range want {
 		if ok[i] {
 			now = append(now, b)
+		} else if i+1 <= nsync {
+			syncMissing = true
 		}
 	}
 	s.mu.Lock()
@@ -278,12 +348,22 @@ func (d *dist) refill1(p int) {
 		s.backups = now
 	}
 	s.releaseWritesLocked()
+	retry := 100 * time.Millisecond
+	switch {
+	case len(now) == len(want):
+		s.asyncRetry = 0
+	case !syncMissing:
+		// Only async backups are missing: back off, so that one that
+		// hangs holds the partition's writes up only now and then.
+		s.asyncRetry = min(max(2*s.asyncRetry, time.Second), asyncRetryMax)
+		retry = s.asyncRetry
+	}
 	s.mu.Unlock()
 	if len(now) < len(want) {
-		// Try the others again soon (the master loop's repair would, later).
+		// Try the others again (the master loop's repair would, later).
 		d.goBackground(func() {
 			select {
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(retry):
 				d.refill1(p)
 			case <-d.ctx.Done():
 			}

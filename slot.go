@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // slotState is what this member is for one partition, across all maps.
@@ -53,6 +54,9 @@ type slot struct {
 	// dirty: a backup lost records (an async backup failed, or one
 	// refused a record it had no base for): refill them all.
 	dirty bool
+	// asyncRetry: how long refills wait before trying again an async
+	// backup that did not take its fill (grows while it fails).
+	asyncRetry time.Duration
 	// fillMu serialises refills of the partition.
 	fillMu sync.Mutex
 	// released: the map stores were told this member does not own it.
