@@ -50,7 +50,15 @@
 // beyond a gap, fills every backup, tells the other holders to drop their
 // copies, and only then serves the partition. Epochs grow with the table
 // version. Node.Safe reports when every backup is filled (Hazelcast's
-// cluster-safe state).
+// cluster-safe state). A persisted map without sync backups is taken over
+// from its map store, never from an async backup's copy, which may lack
+// acknowledged writes; async backups hold up no write (a fill waits for
+// one at most a second and is tried again later).
+//
+// An owner serves only under a lease (Options.Lease): the other members
+// confirm, every half second, that no newer table exists; the lease is
+// shorter than failure detection, so a member that hung and resumes asks
+// before it serves, instead of answering from its stale copy.
 //
 // Split-brain protection (hazelcast.split-brain-protection with a map's
 // split-brain-protection-ref) refuses the map's writes (or reads) while
