@@ -447,16 +447,10 @@ func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) err
 	if err != nil {
 		return err
 	}
-	snapsOfPart := make([][]snapFile, s.parts)
-	for _, sf := range snaps { // sorted by version: so is each partition's
-		if q, _, ok := parseSnapName(sf.name); ok && q >= 0 && q < s.parts {
-			snapsOfPart[q] = append(snapsOfPart[q], sf)
-		}
-	}
 	prog := progressOf(ctx)
 	prog.expect(s.parts)
 	for p := 0; p < s.parts; p++ {
-		live, err := s.build(ctx, p, byPart[p], snapsOfPart[p])
+		live, err := s.build(ctx, p, byPart[p], s.snapsOf(snaps, p))
 		if err != nil {
 			return err
 		}
