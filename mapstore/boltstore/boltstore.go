@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -95,17 +94,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Partitions > 1<<31 {
 		return nil, fmt.Errorf("stowage/mapstore/boltstore: map %q: partition count %d is too large", opts.MapName, opts.Partitions)
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+	abs, err := opts.defaults(path)
+	if err != nil {
+		return nil, err
 	}
 	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
-	}
 	f, err := acquire(abs, opts.MapName, opts.Timeout, log)
 	if err != nil {
 		return nil, err
@@ -120,6 +113,22 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %w", abs, opts.MapName, err), f.release(opts.MapName, log))
 	}
 	return s, nil
+}
+
+// defaults fills in opts' default Timeout and Logger and returns path
+// made absolute.
+func (opts *Options) defaults(path string) (string, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
+	}
+	return abs, nil
 }
 
 // prepare creates the map's bucket with its partition buckets and format
@@ -137,12 +146,9 @@ func (s *Store) prepare(tx *bolt.Tx) error {
 		}
 		return s.createPartitions(b)
 	}
-	parts, hash, err := decodeMeta(meta)
+	parts, err := storedPartitions(meta)
 	if err != nil {
 		return err
-	}
-	if hash != partition.HashID {
-		return fmt.Errorf("stored with key hash %q, this build knows only %q", hash, partition.HashID)
 	}
 	if parts == s.parts {
 		for p := 0; p < parts; p++ {
@@ -154,6 +160,19 @@ func (s *Store) prepare(tx *bolt.Tx) error {
 		return err
 	}
 	return s.rehash(b, parts)
+}
+
+// storedPartitions reads a map's format record: its partition count,
+// and a key hash this build knows.
+func storedPartitions(meta []byte) (int, error) {
+	parts, hash, err := decodeMeta(meta)
+	if err != nil {
+		return 0, err
+	}
+	if hash != partition.HashID {
+		return 0, fmt.Errorf("stored with key hash %q, this build knows only %q", hash, partition.HashID)
+	}
+	return parts, nil
 }
 
 func (s *Store) createPartitions(b *bolt.Bucket) error {
@@ -284,19 +303,16 @@ func OpenFile(path string, timeout time.Duration) (*File, error) {
 	if path == "" {
 		return nil, errors.New("stowage/mapstore/boltstore: map-store property path is empty")
 	}
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f, err := acquire(abs, "", timeout, log)
+	opts := Options{Timeout: timeout}
+	abs, err := opts.defaults(path)
 	if err != nil {
 		return nil, err
 	}
-	return &File{f: f, log: log}, nil
+	f, err := acquire(abs, "", opts.Timeout, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f, log: opts.Logger}, nil
 }
 
 // Path returns the absolute path of the file.

@@ -1,17 +1,14 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"os"
-	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
@@ -30,29 +27,19 @@ func OpenReadOnly(path string, opts Options) (*Store, error) {
 	if opts.MapName == "" {
 		return nil, errors.New("stowage/mapstore/boltstore: Options.MapName is empty")
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := opts.defaults(path)
 	if err != nil {
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: path %s: %w", path, err)
+		return nil, err
 	}
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("stowage/mapstore/boltstore: %w", err)
 	}
-	db, err := bolt.Open(abs, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: true})
+	db, err := openDB(abs, &bolt.Options{Timeout: opts.Timeout, ReadOnly: true})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w (gave up after %s)", abs, mapstore.ErrLocked, opts.Timeout)
-		}
-		return nil, fmt.Errorf("stowage/mapstore/boltstore: open %s: %w", abs, err)
+		return nil, err
 	}
 	f := &file{path: abs, db: db, commit: &committer{db: db}, maps: map[string]bool{opts.MapName: true}, private: true}
-	s := &Store{f: f, name: opts.MapName, bucket: []byte(opts.MapName), log: log, onDamage: opts.OnDamage}
+	s := &Store{f: f, name: opts.MapName, bucket: []byte(opts.MapName), log: opts.Logger, onDamage: opts.OnDamage}
 	if s.onDamage == nil {
 		s.onDamage = func(Damage) {}
 	}
@@ -65,15 +52,9 @@ func OpenReadOnly(path string, opts Options) (*Store, error) {
 		if meta == nil {
 			return errors.New("bucket holds no format record: not a stowage map")
 		}
-		parts, hash, err := decodeMeta(meta)
-		if err != nil {
-			return err
-		}
-		if hash != partition.HashID {
-			return fmt.Errorf("stored with key hash %q, this build knows only %q", hash, partition.HashID)
-		}
+		parts, err := storedPartitions(meta)
 		s.parts = parts
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("stowage/mapstore/boltstore: %s: map %q: %w", abs, opts.MapName, err), db.Close())
@@ -129,8 +110,8 @@ func (s *Store) Stats(ctx context.Context, progress func(done, total int)) (Stat
 // partitions read.
 func (s *Store) Verify(ctx context.Context, progress func(done, total int)) ([]Damage, error) {
 	var out []Damage
-	add := func(p int, key []byte, err error) {
-		out = append(out, Damage{Path: s.f.path, Map: s.name, Partition: p, Key: key, Err: err})
+	add := func(p int, key []byte, err error) { // key is bbolt's, valid only in the transaction
+		out = append(out, Damage{Path: s.f.path, Map: s.name, Partition: p, Key: bytes.Clone(key), Err: err})
 	}
 	err := s.view(ctx, "verify", func(b *bolt.Bucket) error {
 		for err := range b.Tx().Check() {
@@ -154,15 +135,15 @@ func (s *Store) Verify(ctx context.Context, progress func(done, total int)) ([]D
 			c := pb.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				if v == nil {
-					add(p, append([]byte(nil), k...), errors.New("a bucket where an entry should be"))
+					add(p, k, errors.New("a bucket where an entry should be"))
 					continue
 				}
 				if _, _, err := decodeHeader(v); err != nil {
-					add(p, append([]byte(nil), k...), err)
+					add(p, k, err)
 					continue
 				}
 				if q := partition.Of(k, s.parts); q != p {
-					add(p, append([]byte(nil), k...), fmt.Errorf("key hashes to partition %d", q))
+					add(p, k, fmt.Errorf("key hashes to partition %d", q))
 				}
 			}
 		}

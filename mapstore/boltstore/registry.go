@@ -45,12 +45,9 @@ func acquire(path, mapName string, timeout time.Duration, log *slog.Logger) (*fi
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("stowage/mapstore/boltstore: create the directory of %s: %w", path, err)
 		}
-		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType})
+		db, err := openDB(path, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType})
 		if err != nil {
-			if errors.Is(err, bolterrors.ErrTimeout) {
-				return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w (gave up after %s)", path, mapstore.ErrLocked, timeout)
-			}
-			return nil, fmt.Errorf("stowage/mapstore/boltstore: open %s: %w", path, err)
+			return nil, err
 		}
 		f = &file{path: path, db: db, commit: &committer{db: db}, maps: map[string]bool{}}
 		files.m[path] = f
@@ -66,6 +63,20 @@ func acquire(path, mapName string, timeout time.Duration, log *slog.Logger) (*fi
 		f.anon++
 	}
 	return f, nil
+}
+
+// openDB opens the bbolt file at path; a lock held by another process
+// past o.Timeout is an error matching mapstore.ErrLocked that names the
+// file.
+func openDB(path string, o *bolt.Options) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, o)
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: %s: %w (gave up after %s)", path, mapstore.ErrLocked, o.Timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stowage/mapstore/boltstore: open %s: %w", path, err)
+	}
+	return db, nil
 }
 
 // release drops mapName's use of f and closes f when no map uses it.
