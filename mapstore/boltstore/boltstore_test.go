@@ -70,6 +70,34 @@ func open(t *testing.T, path string, opts boltstore.Options) *boltstore.Store {
 	return s
 }
 
+// storeMap stores n entries key-I = "v" (versions 1..n) in map "m" of a
+// new file at path with parts partitions, closes it and returns them.
+func storeMap(t *testing.T, path string, parts, n int) []mapstore.Record {
+	t.Helper()
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
+	var rs []mapstore.Record
+	for i := 0; i < n; i++ {
+		rs = append(rs, rec(fmt.Sprint("key-", i), "v", parts, uint64(i+1)))
+	}
+	if err := errors.Join(s.StoreAll(t.Context(), rs), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// updateFile changes the bbolt file at path with plain bbolt, behind the
+// store's back.
+func updateFile(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(db.Update(fn), db.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func rec(key, value string, parts int, seq uint64) mapstore.Record {
 	return mapstore.Record{Partition: partition.Of([]byte(key), parts), Version: mapstore.Version{Epoch: 1, Seq: seq},
 		Key: []byte(key), Value: []byte(value)}
@@ -288,20 +316,13 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := filepath.Join(dir, "foreign.db")
-	db, err := bolt.Open(foreign, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateFile(t, foreign, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("m"))
 		if err != nil {
 			return err
 		}
 		return b.Put([]byte("someone else's"), []byte("data"))
 	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name, path, mapName, want string
 	}{
@@ -428,29 +449,15 @@ func TestDamagedValueIsSkipped(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "maps.db")
 	const parts = 4
-	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
-	var rs []mapstore.Record
-	for i := 0; i < 40; i++ {
-		rs = append(rs, rec(fmt.Sprint("key-", i), "v", parts, uint64(i+1)))
-	}
-	if err := errors.Join(s.StoreAll(ctx, rs), s.Close()); err != nil {
-		t.Fatal(err)
-	}
+	rs := storeMap(t, path, parts, 40)
 	bad := rs[7]
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateFile(t, path, func(tx *bolt.Tx) error {
 		name := []byte{0, 0, 0, byte(bad.Partition)}
 		return tx.Bucket([]byte("m")).Bucket(name).Put(bad.Key, []byte{0xEE, 0xFF})
 	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
 
 	var damage []boltstore.Damage
-	s = open(t, path, boltstore.Options{MapName: "m", Partitions: parts, OnDamage: func(d boltstore.Damage) { damage = append(damage, d) }})
+	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts, OnDamage: func(d boltstore.Damage) { damage = append(damage, d) }})
 	defer s.Close()
 	n := 0
 	if err := s.LoadPartition(ctx, bad.Partition, func(r mapstore.Record) error {

@@ -103,20 +103,9 @@ func TestVerifyFindsDamage(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "maps.db")
 	const parts = 4
-	s := open(t, path, boltstore.Options{MapName: "m", Partitions: parts})
-	var rs []mapstore.Record
-	for i := 0; i < 20; i++ {
-		rs = append(rs, rec(fmt.Sprint("key-", i), "v", parts, uint64(i+1)))
-	}
-	if err := errors.Join(s.StoreAll(ctx, rs), s.Close()); err != nil {
-		t.Fatal(err)
-	}
+	rs := storeMap(t, path, parts, 20)
 	bad, moved := rs[3], rs[5]
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateFile(t, path, func(tx *bolt.Tx) error {
 		m := tx.Bucket([]byte("m"))
 		if err := m.Bucket([]byte{0, 0, 0, byte(bad.Partition)}).Put(bad.Key, []byte{0xEE}); err != nil {
 			return err
@@ -128,9 +117,6 @@ func TestVerifyFindsDamage(t *testing.T) {
 		}
 		return m.Bucket([]byte{0, 0, 0, byte((moved.Partition + 1) % parts)}).Put(moved.Key, v)
 	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
 	ro, err := boltstore.OpenReadOnly(path, boltstore.Options{MapName: "m"})
 	if err != nil {
 		t.Fatal(err)
