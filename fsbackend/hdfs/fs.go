@@ -221,6 +221,14 @@ func (f *FS) backoff(ctx context.Context, attempt int) error {
 	if d > f.cfg.FailoverSleepMax || d <= 0 {
 		d = f.cfg.FailoverSleepMax
 	}
+	return sleep(ctx, d)
+}
+
+// sleep waits d, or until ctx is done, whose error it then returns.
+func sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

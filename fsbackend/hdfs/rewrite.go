@@ -1,7 +1,6 @@
 package hdfs
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -82,8 +81,9 @@ func (k *keeper) add(p []byte) {
 	k.buf = append(k.buf, p...)
 }
 
-// all reports whether every byte of the file is kept.
-func (k *keeper) all() bool { return k.limit > 0 && !k.over && int64(len(k.buf)) == k.size }
+// all reports whether every byte of the file is kept: add keeps each one
+// until the file outgrows the limit.
+func (k *keeper) all() bool { return k.limit > 0 && !k.over }
 
 func (k *keeper) drop() { k.limit, k.buf = 0, nil }
 
@@ -130,37 +130,13 @@ func (w *writer) recover(err error, at int64) error {
 		}
 		w.fw = fw
 		w.deadline()
-		n, werr := writeAll(fw, w.keep.buf)
+		// A Write that returns fewer bytes than asked also returns an error
+		// (io.Writer), so one call writes all the kept bytes or fails.
+		n, werr := fw.Write(w.keep.buf)
 		if werr == nil {
 			return nil
 		}
 		err, at = werr, int64(n)
-	}
-}
-
-func writeAll(w io.Writer, p []byte) (int, error) {
-	total := 0
-	for total < len(p) {
-		n, err := w.Write(p[total:])
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
