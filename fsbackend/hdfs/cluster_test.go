@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -82,25 +83,51 @@ func openTest(t testing.TB, kv ...string) (fsbackend.FS, *hdfs.FS, string) {
 // text after "ok".
 func ctl(t testing.TB, envAddr, cmd string) string {
 	t.Helper()
+	rest, err := ctlSend(envAddr, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest
+}
+
+// ctlSend is ctl that returns its error instead of failing the test (it
+// may run outside the test goroutine).
+func ctlSend(envAddr, cmd string) (string, error) {
 	conn, err := net.DialTimeout("tcp", os.Getenv(envAddr), 10*time.Second)
 	if err != nil {
-		t.Fatalf("control %s: %v", cmd, err)
+		return "", fmt.Errorf("control %s: %w", cmd, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(3 * time.Minute))
 	if _, err := fmt.Fprintln(conn, cmd); err != nil {
-		t.Fatalf("control %s: %v", cmd, err)
+		return "", fmt.Errorf("control %s: %w", cmd, err)
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		t.Fatalf("control %s: %v", cmd, err)
+		return "", fmt.Errorf("control %s: %w", cmd, err)
 	}
 	line = strings.TrimSpace(line)
 	rest, ok := strings.CutPrefix(line, "ok")
 	if !ok {
-		t.Fatalf("control %s: %s", cmd, line)
+		return "", fmt.Errorf("control %s: %s", cmd, line)
 	}
-	return strings.TrimSpace(rest)
+	return strings.TrimSpace(rest), nil
+}
+
+// openLogged opens the single-NameNode fixture with its debug records
+// going to h, below a directory of its own.
+func openLogged(t testing.TB, h slog.Handler) fsbackend.FS {
+	t.Helper()
+	raw, err := hdfs.OpenWithOptions(context.Background(), clusterProps(), hdfs.Options{Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	f, err := fsbackend.Sub(raw, uniqueDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func writeFile(t testing.TB, f fsbackend.FS, name string, data []byte) {

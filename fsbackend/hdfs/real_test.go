@@ -244,15 +244,7 @@ func (r *recorder) saw(sub string) bool {
 func TestRealClosedFileSurvivesNameNodeRestart(t *testing.T) {
 	need(t, envHDFS, envCtl)
 	rec := &recorder{}
-	raw, err := hdfs.OpenWithOptions(context.Background(), clusterProps(), hdfs.Options{Logger: slog.New(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	f, err := fsbackend.Sub(raw, uniqueDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := openLogged(t, rec)
 	data := []byte("durable once closed")
 	writeFile(t, f, "restart/kept", data)
 	ctl(t, envCtl, "restart")

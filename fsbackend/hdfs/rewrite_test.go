@@ -1,23 +1,18 @@
 package hdfs_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stowage/stowage/fsbackend"
-	"github.com/stowage/stowage/fsbackend/hdfs"
 )
 
 // The fixture's blocks are 1 MiB (dfs.blocksize in MiniHdfs.java), so a
@@ -61,33 +56,11 @@ func (r *rewrites) arm(after int, f func()) {
 	r.mu.Unlock()
 }
 
-// ctlTry sends one command to the fixture's control port and returns its
-// error instead of failing the test (it may run outside the test goroutine).
-func ctlTry(cmd string) error {
-	conn, err := net.DialTimeout("tcp", os.Getenv(envCtl), 10*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Minute))
-	if _, err := fmt.Fprintln(conn, cmd); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if line = strings.TrimSpace(line); !strings.HasPrefix(line, "ok") {
-		return fmt.Errorf("control %s: %s", cmd, line)
-	}
-	return nil
-}
-
 // pauseIBR holds back the DataNode's block reports until resume is called
 // (or the test ends); it skips the test on a fixture without the command.
 func pauseIBR(t *testing.T) (resume func()) {
 	t.Helper()
-	if err := ctlTry("ibr pause"); err != nil {
+	if _, err := ctlSend(envCtl, "ibr pause"); err != nil {
 		if strings.Contains(err.Error(), "unknown command") {
 			t.Skipf("the running HDFS fixture predates the ibr command (restart it): %v", err)
 		}
@@ -96,7 +69,7 @@ func pauseIBR(t *testing.T) (resume func()) {
 	var once sync.Once
 	resume = func() {
 		once.Do(func() {
-			if err := ctlTry("ibr resume"); err != nil {
+			if _, err := ctlSend(envCtl, "ibr resume"); err != nil {
 				t.Errorf("ibr resume: %v", err)
 			}
 		})
@@ -109,16 +82,7 @@ func openCounting(t *testing.T) (fsbackend.FS, *rewrites) {
 	t.Helper()
 	need(t, envHDFS, envCtl)
 	rec := &rewrites{}
-	raw, err := hdfs.OpenWithOptions(context.Background(), clusterProps(), hdfs.Options{Logger: slog.New(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	f, err := fsbackend.Sub(raw, uniqueDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, rec
+	return openLogged(t, rec), rec
 }
 
 // pattern is n bytes in which no block-sized shift repeats, distinct per
