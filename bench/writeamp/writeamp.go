@@ -70,26 +70,21 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.Partitions <= 0 {
-		o.Partitions = 16
-	}
-	if o.BatchRecords <= 0 {
-		o.BatchRecords = 64
-	}
-	if o.ValueSize <= 0 {
-		o.ValueSize = 256
-	}
-	if o.Windows <= 0 {
-		o.Windows = 3
-	}
-	if o.RoundsPerWindow <= 0 {
-		o.RoundsPerWindow = 2
-	}
-	if o.WarmupRounds <= 0 {
-		o.WarmupRounds = 2
-	}
+	orDefault(&o.Partitions, 16)
+	orDefault(&o.BatchRecords, 64)
+	orDefault(&o.ValueSize, 256)
+	orDefault(&o.Windows, 3)
+	orDefault(&o.RoundsPerWindow, 2)
+	orDefault(&o.WarmupRounds, 2)
 	if o.CompactEvery == 0 {
 		o.CompactEvery = 1
+	}
+}
+
+// orDefault sets *v to d unless it is positive.
+func orDefault(v *int, d int) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 
@@ -350,6 +345,9 @@ func (c *Counting) Create(ctx context.Context, name string) (fsbackend.Writer, e
 
 // Rename implements fsbackend.FS.
 func (c *Counting) Rename(ctx context.Context, oldName, newName string) error {
+	if c.FS.Capabilities().AtomicRename {
+		return c.FS.Rename(ctx, oldName, newName) // no copy: nothing to count
+	}
 	fi, err := c.FS.Stat(ctx, oldName)
 	if err != nil {
 		return err
@@ -357,9 +355,7 @@ func (c *Counting) Rename(ctx context.Context, oldName, newName string) error {
 	if err := c.FS.Rename(ctx, oldName, newName); err != nil {
 		return err
 	}
-	if !c.FS.Capabilities().AtomicRename {
-		c.add(newName, fi.Size)
-	}
+	c.add(newName, fi.Size)
 	return nil
 }
 
