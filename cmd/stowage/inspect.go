@@ -37,6 +37,10 @@ type inspector struct {
 	damages  []filestore.Damage
 }
 
+// forceUsage is the help of compact's --force, given before or after
+// the subcommand.
+const forceUsage = "compact even though damage was found (the damaged records are then lost for good)"
+
 type propFlags []string
 
 func (p *propFlags) String() string     { return strings.Join(*p, ",") }
@@ -51,7 +55,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cluster := fl.String("cluster", "", "cluster name (the map-store clusterName)")
 	boltPath := fl.String("bbolt", "", "a bbolt map-store file (map-store type bbolt), instead of --fs")
 	asJSON := fl.Bool("json", false, "print JSON for machines")
-	force := fl.Bool("force", false, "compact: compact even though damage was found (the damaged records are then lost for good)")
+	force := fl.Bool("force", false, "compact: "+forceUsage)
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE (repeatable), e.g. fs.s3a.endpoint=http://127.0.0.1:9000")
 	if err := fl.Parse(args); err != nil {
@@ -111,7 +115,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if rest[0] == "compact" && len(rest) > 1 {
 		cf := flag.NewFlagSet("compact", flag.ContinueOnError)
 		cf.SetOutput(stderr)
-		cf.BoolVar(&in.force, "force", in.force, "compact even though damage was found (the damaged records are then lost for good)")
+		cf.BoolVar(&in.force, "force", in.force, forceUsage)
 		if err := cf.Parse(rest[1:]); err != nil {
 			return err
 		}
@@ -246,12 +250,17 @@ func (in *inspector) maps(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	in.printNames(names)
+	return nil
+}
+
+// printNames prints map names, one a line.
+func (in *inspector) printNames(names []string) {
 	in.print(names, func(w io.Writer) {
 		for _, n := range names {
 			fmt.Fprintln(w, n)
 		}
 	})
-	return nil
 }
 
 func (in *inspector) stats(ctx context.Context, name string) error {
@@ -315,13 +324,18 @@ func (in *inspector) dump(ctx context.Context, name string) error {
 		return err
 	}
 	clear()
+	in.printEntries(entries)
+	return in.reportDamage()
+}
+
+// printEntries prints entries sorted by key.
+func (in *inspector) printEntries(entries []dumpEntry) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
 	in.print(entries, func(w io.Writer) {
 		for _, e := range entries {
 			fmt.Fprintf(w, "%s\t%s\t(partition %d, epoch %d, seq %d)\n", e.Key, e.Value, e.Partition, e.Epoch, e.Seq)
 		}
 	})
-	return in.reportDamage()
 }
 
 func (in *inspector) get(ctx context.Context, name, key string) error {
@@ -337,6 +351,12 @@ func (in *inspector) get(ctx context.Context, name, key string) error {
 		return err
 	}
 	clear()
+	return in.printGot(name, key, r, ok)
+}
+
+// printGot prints the value of key that Load found (ok), or says that
+// map name has no such key and exits 1.
+func (in *inspector) printGot(name, key string, r mapstore.Record, ok bool) error {
 	if !ok {
 		fmt.Fprintf(in.errw, "stowage inspect: map %q has no key %q\n", name, key)
 		return exitError(1)
@@ -348,18 +368,16 @@ func (in *inspector) get(ctx context.Context, name, key string) error {
 }
 
 // bar returns a progress function that draws a bar on stderr, or nil
-// when the output is JSON or stderr is not a terminal. The total may
-// change between calls (it grows as a scan learns more); a bar that
-// reached its total and then learns of more work starts again.
-func (in *inspector) bar(total int, what string) func(done, total int) {
-	if p := in.newBar(what); p != nil {
-		return p.set
-	}
-	return nil
+// when the output is JSON or stderr is not a terminal.
+func (in *inspector) bar(what string) func(done, total int) {
+	return in.newBar(what).progress()
 }
 
-// progressBar is one bar of bar and scan. It is not safe for concurrent
-// use: the scans that report to it do so one call at a time.
+// progressBar is one bar of bar and scan, drawn on stderr. The total may
+// change between calls (it grows as a scan learns more); a bar that
+// reached its total and then learns of more work starts again. It is not
+// safe for concurrent use: the scans that report to it do so one call at
+// a time. A nil *progressBar (no terminal, or --json) draws nothing.
 type progressBar struct {
 	w    io.Writer
 	what string
@@ -367,6 +385,8 @@ type progressBar struct {
 	max  int
 }
 
+// newBar returns a bar on stderr, or nil when the output is JSON or
+// stderr is not a terminal.
 func (in *inspector) newBar(what string) *progressBar {
 	if in.json || !isTerminal(in.errw) {
 		return nil
@@ -374,8 +394,17 @@ func (in *inspector) newBar(what string) *progressBar {
 	return &progressBar{w: in.errw, what: what}
 }
 
+// progress returns set, or nil for a nil bar, for the scans that skip
+// the work of reporting when given none.
+func (p *progressBar) progress() func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return p.set
+}
+
 func (p *progressBar) set(done, total int) {
-	if total <= 0 {
+	if p == nil || total <= 0 {
 		return
 	}
 	if p.b == nil || (p.b.IsFinished() && done < total) {
@@ -414,9 +443,32 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-type verifyReport struct {
-	Map     string             `json:"map"`
-	Damages []filestore.Damage `json:"damages"`
+// verifyReport is what verify found in one map: filestore.Damage, or for
+// bbolt each damage's text.
+type verifyReport[D any] struct {
+	Map     string `json:"map"`
+	Damages []D    `json:"damages"`
+}
+
+// printVerified prints the reports of verify; bad damaged places make it
+// exit 1.
+func printVerified[D any](in *inspector, reports []verifyReport[D], bad int) error {
+	in.print(reports, func(w io.Writer) {
+		for _, r := range reports {
+			if len(r.Damages) == 0 {
+				fmt.Fprintf(w, "%s: ok\n", r.Map)
+				continue
+			}
+			for _, d := range r.Damages {
+				fmt.Fprintf(w, "%s: %v\n", r.Map, d)
+			}
+		}
+		fmt.Fprintf(w, "%d maps verified, %d damaged places\n", len(reports), bad)
+	})
+	if bad > 0 {
+		return exitError(1)
+	}
+	return nil
 }
 
 // verify reads every file of every map; damage other than a torn tail
@@ -431,14 +483,14 @@ func (in *inspector) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var reports []verifyReport
+	var reports []verifyReport[filestore.Damage]
 	bad := 0
 	for _, name := range names {
 		s, err := in.openMap(ctx, f, name)
 		if err != nil {
 			return err
 		}
-		ds, err := s.Verify(ctx, in.bar(0, "verify "+name))
+		ds, err := s.Verify(ctx, in.bar("verify "+name))
 		s.Close()
 		if err != nil {
 			return err
@@ -451,24 +503,9 @@ func (in *inspector) verify(ctx context.Context) error {
 				bad++
 			}
 		}
-		reports = append(reports, verifyReport{Map: name, Damages: ds})
+		reports = append(reports, verifyReport[filestore.Damage]{Map: name, Damages: ds})
 	}
-	in.print(reports, func(w io.Writer) {
-		for _, r := range reports {
-			if len(r.Damages) == 0 {
-				fmt.Fprintf(w, "%s: ok\n", r.Map)
-				continue
-			}
-			for _, d := range r.Damages {
-				fmt.Fprintf(w, "%s: %s\n", r.Map, d)
-			}
-		}
-		fmt.Fprintf(w, "%d maps verified, %d damaged places\n", len(reports), bad)
-	})
-	if bad > 0 {
-		return exitError(1)
-	}
-	return nil
+	return printVerified(in, reports, bad)
 }
 
 func dedupe(ds []filestore.Damage) []filestore.Damage {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/mapstore"
@@ -40,11 +39,7 @@ func (in *inspector) boltMaps() error {
 	if names == nil {
 		names = []string{}
 	}
-	in.print(names, func(w io.Writer) {
-		for _, n := range names {
-			fmt.Fprintln(w, n)
-		}
-	})
+	in.printNames(names)
 	return nil
 }
 
@@ -78,13 +73,9 @@ func (in *inspector) boltStats(ctx context.Context, name string) error {
 		return err
 	}
 	defer s.Close()
-	p := in.newBar("stats " + name)
-	var progress func(done, total int)
-	if p != nil {
-		progress = p.set
-	}
-	st, err := s.Stats(ctx, progress)
-	p.clear()
+	bar := in.newBar("stats " + name)
+	st, err := s.Stats(ctx, bar.progress())
+	bar.clear()
 	if err != nil {
 		return err
 	}
@@ -110,9 +101,7 @@ func (in *inspector) boltDump(ctx context.Context, name string) error {
 	bar := in.newBar("dump " + name)
 	entries := []dumpEntry{}
 	for part := 0; part < s.Partitions(); part++ {
-		if bar != nil {
-			bar.set(part, s.Partitions())
-		}
+		bar.set(part, s.Partitions())
 		err := s.LoadPartition(ctx, part, func(r mapstore.Record) error {
 			entries = append(entries, dumpEntry{printable(r.Key), printable(r.Value), r.Partition, r.Version.Epoch, r.Version.Seq})
 			return nil
@@ -122,15 +111,8 @@ func (in *inspector) boltDump(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if bar != nil {
-		bar.set(s.Partitions(), s.Partitions())
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
-	in.print(entries, func(w io.Writer) {
-		for _, e := range entries {
-			fmt.Fprintf(w, "%s\t%s\t(partition %d, epoch %d, seq %d)\n", e.Key, e.Value, e.Partition, e.Epoch, e.Seq)
-		}
-	})
+	bar.set(s.Partitions(), s.Partitions())
+	in.printEntries(entries)
 	in.reportBoltDamage(damaged)
 	return nil
 }
@@ -145,19 +127,7 @@ func (in *inspector) boltGet(ctx context.Context, name, key string) error {
 	if err != nil {
 		return err
 	}
-	if !ok {
-		fmt.Fprintf(in.errw, "stowage inspect: map %q has no key %q\n", name, key)
-		return exitError(1)
-	}
-	in.print(dumpEntry{key, printable(r.Value), r.Partition, r.Version.Epoch, r.Version.Seq}, func(w io.Writer) {
-		fmt.Fprintln(w, printable(r.Value))
-	})
-	return nil
-}
-
-type boltVerifyReport struct {
-	Map     string   `json:"map"`
-	Damages []string `json:"damages"`
+	return in.printGot(name, key, r, ok)
 }
 
 // boltVerify checks every map of the file (bbolt's page check, and every
@@ -170,40 +140,26 @@ func (in *inspector) boltVerify(ctx context.Context) error {
 	if names == nil {
 		return fmt.Errorf("bbolt file %s: no maps (no such file, or no stowage map in it)", in.boltPath)
 	}
-	reports := []boltVerifyReport{}
+	reports := []verifyReport[string]{}
 	bad := 0
 	for _, name := range names {
 		s, err := in.openBolt(name, nil)
 		if err != nil {
 			return err
 		}
-		ds, err := s.Verify(ctx, in.bar(0, "verify "+name))
+		ds, err := s.Verify(ctx, in.bar("verify "+name))
 		s.Close()
 		if err != nil {
 			return err
 		}
-		r := boltVerifyReport{Map: name, Damages: []string{}}
+		r := verifyReport[string]{Map: name, Damages: []string{}}
 		for _, d := range ds {
 			r.Damages = append(r.Damages, d.String())
 		}
 		bad += len(ds)
 		reports = append(reports, r)
 	}
-	in.print(reports, func(w io.Writer) {
-		for _, r := range reports {
-			if len(r.Damages) == 0 {
-				fmt.Fprintf(w, "%s: ok\n", r.Map)
-			}
-			for _, d := range r.Damages {
-				fmt.Fprintf(w, "%s: %s\n", r.Map, d)
-			}
-		}
-		fmt.Fprintf(w, "%d maps verified, %d damaged places\n", len(reports), bad)
-	})
-	if bad > 0 {
-		return exitError(1)
-	}
-	return nil
+	return printVerified(in, reports, bad)
 }
 
 // noCompaction says why compact does nothing on bbolt.

@@ -92,7 +92,7 @@ func (in *inspector) checkpoints(ctx context.Context, args []string, ns string) 
 		})
 		return nil
 	case len(args) == 1 && args[0] == "verify":
-		rep, err := checkpoint.Verify(ctx, f, ns, checkpoint.VerifyOptions{Progress: in.bar(0, "verify checkpoints")})
+		rep, err := checkpoint.Verify(ctx, f, ns, checkpoint.VerifyOptions{Progress: in.bar("verify checkpoints")})
 		if err != nil {
 			return err
 		}
