@@ -28,9 +28,9 @@ type child struct {
 // childEnv is set for a node re-executed from a test binary.
 var childEnv []string
 
-// startNode starts `stowage node --config-dir dir` and waits until it
-// listens; its log goes to logPath.
-func startNode(ctx context.Context, dir, logPath string) (*child, error) {
+// startNode starts `stowage node --config-dir dir` with the flags args
+// and waits until it listens; its log goes to logPath.
+func startNode(ctx context.Context, dir, logPath string, args ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func startNode(ctx context.Context, dir, logPath string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "node", "--config-dir", dir, "--http", "127.0.0.1:0")
+	cmd := exec.Command(exe, append([]string{"node", "--config-dir", dir, "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv...)
 	dieWithParent(cmd)
 	cmd.Stderr = lf

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,10 +241,15 @@ func checkSecrets(t *testing.T, cfgDir, logPath, mapName string, wl *workload, r
 	all.WriteString(dump)
 
 	text := all.String()
+	var pairs []string
+	for _, s := range secrets {
+		pairs = append(pairs, s, "<SECRET>")
+	}
+	hide := strings.NewReplacer(pairs...) // every secret, not only the one found, stays out of the test log
 	for _, s := range secrets {
 		if i := strings.Index(text, s); i >= 0 {
 			from, to := max(0, i-200), min(len(text), i+len(s)+100)
-			t.Errorf("secret %q… appears in the output of the run:\n%s", s[:4], strings.ReplaceAll(text[from:to], s, "<SECRET>"))
+			t.Errorf("secret %q… appears in the output of the run:\n%s", s[:4], hide.Replace(text[from:to]))
 		}
 	}
 	t.Logf("searched %d KiB of member logs, inspect output and configuration dump for %d secret values", len(text)>>10, len(secrets))
@@ -257,43 +260,11 @@ func checkSecrets(t *testing.T, cfgDir, logPath, mapName string, wl *workload, r
 // with SIGTERM, and returns what it logged.
 func debugNodeRun(t *testing.T, cfgDir, logPath string, wl *workload) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "node", "--config-dir", cfgDir, "--http", "127.0.0.1:0", "-v", "--leave-timeout", "5s")
-	cmd.Env = append(os.Environ(), childEnv...)
-	dieWithParent(cmd)
-	cmd.Stderr = lf
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &child{cmd: cmd, logs: lf}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on http://"); ok {
-				addrc <- a
-			}
-		}
-	}()
-	select {
-	case c.addr = <-addrc:
-	case <-time.After(30 * time.Second):
-		c.kill()
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("member with -v did not listen within 30s:\n%s", b)
-	}
 	ctx := context.Background()
+	c, err := startNode(ctx, cfgDir, logPath, "-v", "--leave-timeout", "5s")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.waitHealthy(ctx, time.Minute); err != nil {
 		c.kill()
 		t.Fatal(err)
