@@ -304,7 +304,12 @@ func TestWrongSecretRefused(t *testing.T) {
 			if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("refused request looks like a file state: %v", err)
 			}
-			for _, s := range []string{wrong, testSecret, envToken, testKeyID} {
+			// The values sent (the unknown key id, the other token) as well.
+			shown := []string{wrong, testSecret, envToken, testKeyID}
+			for i := 1; i < len(tc.kv); i += 2 {
+				shown = append(shown, tc.kv[i])
+			}
+			for _, s := range shown {
 				if strings.Contains(err.Error(), s) {
 					t.Fatalf("error shows %q: %v", s, err)
 				}
