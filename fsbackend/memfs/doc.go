@@ -15,8 +15,9 @@
 // end (which syncs the file's directory at its first Sync, or at Close,
 // and the directories it makes at Create), so a file that was created and
 // never synced nor closed disappears on Crash, and one that was synced
-// once is there with its synced bytes while still being written. A Truncate is durable only with the next Sync or
-// Close, as ftruncate is. Remove and Rename are durable when they return.
+// once is there with its synced bytes while still being written. A
+// Truncate is durable only with the next Sync or Close, as ftruncate is.
+// Remove and Rename are durable when they return.
 //
 // Clone copies the whole state, written and durable, into an independent
 // FS: Clone().Crash() shows what a crash at this instant would leave while
