@@ -2,16 +2,13 @@ package partition_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 
+	"github.com/stowage/stowage/internal/testutil/golden"
 	"github.com/stowage/stowage/partition"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestOfIsPinned pins partition.Of for a table of keys and partition
 // counts against testdata/of.golden. Stored data is placed by this hash
@@ -45,22 +42,5 @@ func TestOfIsPinned(t *testing.T) {
 	if partition.HashID != "xxh64" {
 		t.Errorf("HashID = %q: a new key hash needs a new golden file and a re-hash of stored maps", partition.HashID)
 	}
-	golden(t, "testdata/of.golden", out.Bytes())
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs (a hash change must be deliberate; rerun with -update):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "testdata/of.golden", out.Bytes(), "a hash change")
 }

@@ -3,16 +3,13 @@ package serde_test
 import (
 	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
 	"reflect"
 	"testing"
 
+	"github.com/stowage/stowage/internal/testutil/golden"
 	"github.com/stowage/stowage/serde"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // pipelineKey is a typed key the way an engine keys pipeline state.
 type pipelineKey struct {
@@ -58,18 +55,5 @@ func TestMsgpackKeyBytesArePinned(t *testing.T) {
 	out.WriteString(goldenKey(t, "string", "engine_runningJobInfo"))
 	out.WriteString(goldenKey(t, "string-empty", ""))
 	out.WriteString(goldenKey(t, "string-long", string(bytes.Repeat([]byte("x"), 40))))
-	const path = "testdata/msgpack_keys.golden"
-	got := out.Bytes()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs (a key encoding change must be deliberate; rerun with -update):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "testdata/msgpack_keys.golden", out.Bytes(), "a key encoding change")
 }

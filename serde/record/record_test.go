@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stowage/stowage/serde/record"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/record")
+	goldenpkg "github.com/stowage/stowage/internal/testutil/golden"
+)
 
 const goldenDir = "../../testdata/record/"
 
@@ -225,23 +223,10 @@ func TestScannerTornAtEveryOffset(t *testing.T) {
 	}
 }
 
-// golden checks got against the golden file name, byte for byte, or
-// rewrites it with -update.
+// golden checks got against the golden file name under goldenDir.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := goldenDir + name
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (a format change must be deliberate; rerun with -update):\n got %x\nwant %x", path, got, want)
-	}
+	goldenpkg.Check(t, goldenDir+name, got, "a format change")
 }
 
 func goldenFrames() []byte {
