@@ -230,15 +230,16 @@ type opResult struct {
 func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
 	s := c.n.d.slots[p.id]
+	// The lease first: a write waiting for it holds up no hand-over.
+	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
+		return opResult{}, err
+	}
 	t, err := s.enterWrite(ctx)
 	if err != nil {
 		return opResult{}, err
 	}
 	defer t.done()
 	if err := c.n.d.quorumOK(c.wq); err != nil {
-		return opResult{}, err
-	}
-	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
 		return opResult{}, err
 	}
 	if err := c.readyPart(ctx, p, t); err != nil {

@@ -195,7 +195,7 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	asyncFailed := false
+	var asyncFailed []string
 	for i, b := range append(syncB, asyncB...) {
 		async := i >= len(syncB)
 		wg.Add(1)
@@ -207,7 +207,7 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 				// is filled again later.
 				if err := d.fillAsync(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
 					mu.Lock()
-					asyncFailed = true
+					asyncFailed = append(asyncFailed, b)
 					mu.Unlock()
 				}
 				return
@@ -220,9 +220,11 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 		}()
 	}
 	wg.Wait()
-	if asyncFailed {
+	if len(asyncFailed) > 0 {
+		// They get no records until a refill gives them the whole
+		// partition (only them: the others have this map's part).
 		s.mu.Lock()
-		s.dirty = true
+		s.backups = slices.DeleteFunc(slices.Clone(s.backups), func(b string) bool { return slices.Contains(asyncFailed, b) })
 		s.mu.Unlock()
 		d.goBackground(func() { d.refill1(pt.id) })
 	}

@@ -226,7 +226,7 @@ func (n *Node) holdBoltFiles() error {
 		if ms == nil || !ms.Enabled || ms.StoreType() != config.StoreBBolt {
 			continue
 		}
-		path, err := filepath.Abs(ms.Properties.Get("path", ""))
+		path, err := boltPath(ms)
 		if err != nil {
 			return fmt.Errorf("stowage: map-store of %q: path: %w", mc.Pattern, err)
 		}
@@ -243,6 +243,12 @@ func (n *Node) holdBoltFiles() error {
 		n.bolts[path] = f
 	}
 	return nil
+}
+
+// boltPath is the absolute path of a bbolt map store's file, the key of
+// n.bolts.
+func boltPath(ms *config.MapStoreConfig) (string, error) {
+	return filepath.Abs(ms.Properties.Get("path", ""))
 }
 
 // persistedMaps lists the maps stored under every configured map store
@@ -266,7 +272,7 @@ func (n *Node) persistedMaps(ctx context.Context) ([]string, error) {
 			continue
 		}
 		if ms.StoreType() == config.StoreBBolt {
-			path, _ := filepath.Abs(ms.Properties.Get("path", "")) // held by holdBoltFiles
+			path, _ := boltPath(ms) // held by holdBoltFiles
 			names, err := n.bolts[path].Maps()
 			if err != nil {
 				return nil, fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
