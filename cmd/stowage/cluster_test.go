@@ -169,8 +169,22 @@ func TestClusterProcessFrozenAndResumed(t *testing.T) {
 	start := time.Now()
 	r.progress(t, "writes while a member hangs", 300)
 	t.Logf("300 writes acknowledged %v after the SIGSTOP", time.Since(start).Round(time.Millisecond))
-	// Long enough for failure detection to declare it dead everywhere.
-	time.Sleep(8*time.Second - time.Since(start))
+	// Until failure detection declared it dead on both others and their
+	// table gives it no partition.
+	survivors := slices.Clone(c.nodes)
+	err := benchWaitCluster(context.Background(), survivors, 60*time.Second, func(ci benchClusterInfo) bool {
+		owners := 0
+		for _, n := range ci.PartitionsPerMember {
+			if n > 0 {
+				owners++
+			}
+		}
+		return len(ci.Members) == 2 && owners == 2
+	})
+	if err != nil {
+		t.Fatalf("the others did not drop the stopped member: %v", err)
+	}
+	t.Logf("dropped %v after the SIGSTOP", time.Since(start).Round(time.Millisecond))
 
 	if err := z.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
