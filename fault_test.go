@@ -11,6 +11,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
+	"github.com/stowage/stowage/httpapi"
 )
 
 // A store failure fails the Put and the HTTP PUT, and the map keeps the
@@ -40,7 +41,7 @@ func TestStoreFailureFailsTheWrite(t *testing.T) {
 	if v, _, _ := m.Get(ctx, "job"); v != "v1" {
 		t.Fatalf("after a failed Put job = %q, want v1", v)
 	}
-	srv := httptest.NewServer(n.Handler())
+	srv := httptest.NewServer(httpapi.Handler(n))
 	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v1/maps/engine_fault/entries/job", strings.NewReader("v3"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -45,11 +45,13 @@ func (n *Node) localLoaded() (bool, string) {
 // Loaded reports whether the cluster's maps are loaded: this member and
 // every other live member serve the partitions the table gives them.
 func (n *Node) Loaded() bool {
-	ok, _ := n.loadedWhy(context.Background())
+	ok, _ := n.LoadState(context.Background())
 	return ok
 }
 
-func (n *Node) loadedWhy(ctx context.Context) (bool, string) {
+// LoadState is Loaded with the reason when it is false: the first
+// partition, map or member found still loading.
+func (n *Node) LoadState(ctx context.Context) (loaded bool, why string) {
 	if ok, why := n.localLoaded(); !ok {
 		return false, why
 	}
@@ -168,6 +170,18 @@ type MapInfo struct {
 	LoadedPartitions int `json:"loaded_partitions"`
 }
 
+// MapInfo describes the named map as this member holds it; false when
+// the map is not held here.
+func (n *Node) MapInfo(name string) (MapInfo, bool) {
+	n.mu.Lock()
+	c := n.maps[name]
+	n.mu.Unlock()
+	if c == nil {
+		return MapInfo{}, false
+	}
+	return n.mapInfo(c), true
+}
+
 // Maps describes the maps this member holds.
 func (n *Node) Maps() []MapInfo {
 	var out []MapInfo
@@ -243,7 +257,7 @@ func (n *Node) Cluster(ctx context.Context) ClusterInfo {
 			}
 		}
 	}
-	ci.Loaded, ci.Loading = n.loadedWhy(ctx)
+	ci.Loaded, ci.Loading = n.LoadState(ctx)
 	ci.Safe = ci.Loaded && n.Safe(ctx)
 	return ci
 }

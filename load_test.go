@@ -14,6 +14,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
+	"github.com/stowage/stowage/httpapi"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"
 	"github.com/stowage/stowage/serde"
@@ -75,7 +76,7 @@ func TestRestartLazy(t *testing.T) {
 		t.Fatalf("LAZY map after restart: %+v; want %d partitions owned, none loaded", mi, partition.DefaultCount)
 	}
 	rec := httptest.NewRecorder()
-	n.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	httpapi.Handler(n).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("/healthz with a LAZY map not loaded: %d %s, want 200", rec.Code, rec.Body)
 	}
@@ -135,7 +136,7 @@ func (g *gate) release() { g.openOnce.Do(func() { close(g.open) }) }
 
 func healthz(n *stowage.Node) (int, string) {
 	rec := httptest.NewRecorder()
-	n.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	httpapi.Handler(n).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	return rec.Code, rec.Body.String()
 }
 
@@ -203,7 +204,7 @@ func TestEagerFirstOperationWaits(t *testing.T) {
 		t.Fatalf("/healthz while the EAGER map loads: %d %s, want 503", code, body)
 	}
 	rec := httptest.NewRecorder()
-	n.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/maps", nil))
+	httpapi.Handler(n).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/maps", nil))
 	var maps []stowage.MapInfo
 	if err := json.Unmarshal(rec.Body.Bytes(), &maps); err != nil || len(maps) != 1 || maps[0].Name != "engine_eager" || maps[0].Loaded {
 		t.Fatalf("/v1/maps while loading = %s (%v); want engine_eager, not loaded", rec.Body, err)

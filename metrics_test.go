@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/httpapi"
 )
 
 // /metrics serves, after puts to a persisted map, the write-through
@@ -26,7 +27,7 @@ func TestMetricsHistograms(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	n.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	httpapi.Handler(n).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", rec.Code)
 	}

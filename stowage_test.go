@@ -18,6 +18,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/httpapi"
 	"github.com/stowage/stowage/serde"
 )
 
@@ -285,7 +286,7 @@ func diskBytes(t *testing.T, dir string) int64 {
 func TestHTTPPutIsDurable(t *testing.T) {
 	dir := t.TempDir()
 	n := open(t, stowage.Options{Config: persisted(t, dir, "")})
-	srv := httptest.NewServer(n.Handler())
+	srv := httptest.NewServer(httpapi.Handler(n))
 	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v1/maps/engine_http/entries/job-1", strings.NewReader("state"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/httpapi"
 )
 
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,7 +51,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: httpapi.Handler(node), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("stowage node serving", "http", ln.Addr().String(), "cluster", cfg.Hazelcast.ClusterName)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/serde"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// maxValue bounds a PUT's body: a value must fit one store record with
+// its key and framing.
+const maxValue = record.MaxPayload - 4096
+
+// Handler returns the HTTP API of node n (see the package doc).
+func Handler(n *stowage.Node) http.Handler {
+	a := &api{n: n}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /v1/maps/{map}/entries/{key...}", a.put)
+	mux.HandleFunc("GET /v1/maps/{map}/entries/{key...}", a.get)
+	mux.HandleFunc("DELETE /v1/maps/{map}/entries/{key...}", a.delete)
+	mux.HandleFunc("GET /v1/maps/{map}/entries", a.keys)
+	mux.HandleFunc("GET /v1/maps/{map}", a.mapInfo)
+	mux.HandleFunc("GET /v1/maps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Maps()) })
+	mux.HandleFunc("GET /v1/cluster", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, n.Cluster(r.Context()))
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if ok, why := n.LoadState(r.Context()); !ok {
+			http.Error(w, "loading: "+why, http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	g := n.Gatherer()
+	if g == nil {
+		g = prometheus.DefaultGatherer
+	}
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	return mux
+}
+
+type api struct{ n *stowage.Node }
+
+// bytesMap is a map as the HTTP API sees it: keys are the raw bytes of
+// the path segment, values the raw bytes of the body.
+type bytesMap = stowage.Map[string, []byte]
+
+func (a *api) open(w http.ResponseWriter, r *http.Request) *bytesMap {
+	m, err := stowage.GetMap(r.Context(), a.n, r.PathValue("map"), serde.String(), serde.Bytes())
+	if err != nil {
+		writeError(w, err)
+		return nil
+	}
+	return m
+}
+
+func (a *api) put(w http.ResponseWriter, r *http.Request) {
+	m := a.open(w, r)
+	if m == nil {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxValue))
+	if err != nil {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": err.Error()})
+		return
+	}
+	if err := m.Put(r.Context(), r.PathValue("key"), body); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *api) get(w http.ResponseWriter, r *http.Request) {
+	m := a.open(w, r)
+	if m == nil {
+		return
+	}
+	v, ok, err := m.Get(r.Context(), r.PathValue("key"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such key"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(v)
+}
+
+func (a *api) delete(w http.ResponseWriter, r *http.Request) {
+	m := a.open(w, r)
+	if m == nil {
+		return
+	}
+	_, removed, err := m.Remove(r.Context(), r.PathValue("key"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !removed {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such key"})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// keys pages through the keys in byte order: ?limit=N&after=KEY.
+func (a *api) keys(w http.ResponseWriter, r *http.Request) {
+	m := a.open(w, r)
+	if m == nil {
+		return
+	}
+	limit := 1000
+	if s := r.URL.Query().Get("limit"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "limit: must be a positive integer"})
+			return
+		}
+		limit = v
+	}
+	after := r.URL.Query().Get("after")
+	var keys []string
+	if err := m.Range(r.Context(), func(k string, _ []byte) bool {
+		if k > after {
+			keys = append(keys, k)
+		}
+		return true
+	}); err != nil {
+		writeError(w, err)
+		return
+	}
+	sort.Strings(keys)
+	resp := struct {
+		Keys []string `json:"keys"`
+		Next string   `json:"next,omitempty"`
+	}{Keys: keys}
+	if len(keys) > limit {
+		resp.Keys = keys[:limit]
+		resp.Next = keys[limit-1]
+	}
+	if resp.Keys == nil {
+		resp.Keys = []string{}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (a *api) mapInfo(w http.ResponseWriter, r *http.Request) {
+	m := a.open(w, r)
+	if m == nil {
+		return
+	}
+	size, err := m.Size(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	mi, _ := a.n.MapInfo(m.Name())
+	writeJSON(w, http.StatusOK, struct {
+		stowage.MapInfo
+		Size int `json:"size"`
+	}{mi, size})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// writeError answers err with the status that says whose fault it was.
+func writeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, stowage.ErrInvalidMapName):
+		code = http.StatusBadRequest
+	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum):
+		code = http.StatusServiceUnavailable
+	case errors.Is(err, stowage.ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
+		// The write may or may not have taken effect.
+		code = http.StatusGatewayTimeout
+	}
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
