@@ -94,11 +94,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 	entries := map[string]entry{}
 	var maxV mapstore.Version
 	var err error
-	store := c.store
-	if cs, ok := store.(*closingStore); ok {
-		store = cs.MapStore
-	}
-	if kr, ok := store.(mapstore.KeyReplayer); ok {
+	if kr, ok := c.store.(mapstore.KeyReplayer); ok {
 		// The snapshot's entries, then the log's records in version
 		// order, none twice: applying each in turn keeps the highest
 		// version per key; a delete removes the key.

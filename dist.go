@@ -620,10 +620,6 @@ func (d *dist) quorumOK(min int) error {
 	return nil
 }
 
-// ErrNoQuorum is returned by writes while fewer members than the
-// split-brain protection's minimum cluster size are live.
-var ErrNoQuorum = errors.New("stowage: split-brain protection: not enough members")
-
 // call sends a request to a member by id.
 func (d *dist) call(ctx context.Context, id, method string, req any) ([]byte, error) {
 	a := d.addr(id)

@@ -12,6 +12,7 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
 	"github.com/stowage/stowage/httpapi"
+	"github.com/stowage/stowage/internal/testhook"
 )
 
 // A store failure fails the Put and the HTTP PUT, and the map keeps the
@@ -28,7 +29,7 @@ func TestStoreFailureFailsTheWrite(t *testing.T) {
 		}
 		return errorfs.Wrap(f, sw), nil
 	}
-	n := open(t, stowage.Options{Config: persisted(t, dir, ""), OpenFS: openFS})
+	n := open(t, stowage.Options{Config: persisted(t, dir, ""), TestHooks: &testhook.Hooks{OpenFS: openFS}})
 	m := strMap(t, n, "engine_fault")
 	if err := m.Put(ctx, "job", "v1"); err != nil {
 		t.Fatal(err)

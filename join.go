@@ -33,9 +33,9 @@ const (
 // asks (or takes them from Options), and names this member's run.
 func (n *Node) joinCluster(ctx context.Context) (cluster.View, cluster.Transport, error) {
 	run := filestore.NewRunID()
-	if n.opts.View != nil && n.opts.Transport != nil {
-		n.tr = n.opts.Transport
-		return n.opts.View, n.opts.Transport, nil
+	if h := n.opts.hooks(); h.View != nil && h.Transport != nil {
+		n.tr = h.Transport
+		return h.View, h.Transport, nil
 	}
 	nw := n.cfg.Hazelcast.Network
 	if !nw.TCPIPEnabled {
@@ -57,7 +57,7 @@ func (n *Node) joinCluster(ctx context.Context) (cluster.View, cluster.Transport
 	clu, err := cluster.Join(ctx, cluster.Config{
 		ClusterName: n.cfg.Hazelcast.ClusterName, BindAddr: host, Port: nw.Port,
 		PortAutoIncrement: nw.PortAutoIncrement, PortCount: nw.PortCount, MemberList: nw.MemberList,
-		RPCAddr: tr.Addr(), Run: run, Logger: n.log, Timing: n.opts.Timing,
+		RPCAddr: tr.Addr(), Run: run, Logger: n.log, Timing: n.opts.hooks().Timing,
 	})
 	if err != nil {
 		tr.Close()
@@ -305,7 +305,3 @@ func (n *Node) onProbe(ctx context.Context, req *probeReq) codeAns {
 	}
 	return codeAns{}
 }
-
-// ErrNotShared is returned by Open when the map stores' storage is not
-// the same for every member.
-var ErrNotShared = errors.New("stowage: map-store storage is not shared by the members")

@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
 	"github.com/stowage/stowage/httpapi"
+	"github.com/stowage/stowage/internal/testhook"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"
 	"github.com/stowage/stowage/serde"
@@ -180,7 +181,7 @@ func TestEagerFirstOperationWaits(t *testing.T) {
 		}
 		return errorfs.Wrap(f, g), nil
 	}
-	n := open(t, stowage.Options{Config: persisted(t, dir, ""), OpenFS: openFS})
+	n := open(t, stowage.Options{Config: persisted(t, dir, ""), TestHooks: &testhook.Hooks{OpenFS: openFS}})
 	defer n.Close()
 	defer g.release() // before Close
 	m := strMap(t, n, "engine_eager")

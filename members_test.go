@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/internal/testhook"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/serde"
 )
@@ -88,7 +89,7 @@ func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
 	}
 	m.view.Set(append(others, self)...)
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
-		View: m.view, Transport: m.tr, OpTimeout: longStop, Lease: c.lease})
+		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr}, OpTimeout: longStop, Lease: c.lease})
 	if err != nil {
 		m.tr.Close()
 		return nil, err

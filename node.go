@@ -2,7 +2,6 @@ package stowage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/internal/testhook"
 	// The local disk is the default storage (fs.defaultFS: file:///), so
 	// it is always built in; other back ends are imported by the program
 	// (fsbackend/all, or one of fsbackend/hdfs, s3, oss, cos, gcs).
@@ -39,23 +39,11 @@ type Options struct {
 	// Registerer receives the node's metrics (default: a new registry,
 	// available from Node.Gatherer).
 	Registerer prometheus.Registerer
-	// OpenFS, if set, replaces fsbackend.Open for the map stores (tests
-	// use it to inject faults).
-	OpenFS func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error)
 	// OnDamage, if set, receives every piece of damage a map store finds.
 	OnDamage func(mapName string, d filestore.Damage)
 	// LoadWorkers is how many partitions load in parallel (default: 2x CPUs).
 	LoadWorkers int
 
-	// View and Transport, when both set, make the node a member of the
-	// cluster they describe instead of the one the configuration names
-	// (tests use cluster.StaticView with a cluster.MemNetwork). Close
-	// does not close them.
-	View      cluster.View
-	Transport cluster.Transport
-	// Timing overrides the failure-detection timing of the membership
-	// layer the configuration starts (tests shorten it).
-	Timing cluster.Timing
 	// OpTimeout bounds a map operation whose context has no deadline,
 	// including the time to find a partition's new owner (default 60 s).
 	OpTimeout time.Duration
@@ -65,6 +53,18 @@ type Options struct {
 	// a hung member dead: zero derives it from Timing (half of it, at most
 	// 2 s; 2 s with a View given here); negative turns the lease off.
 	Lease time.Duration
+
+	// TestHooks are for the project's own tests (an in-memory cluster,
+	// fault-injecting storage); programs leave them nil.
+	TestHooks *testhook.Hooks
+}
+
+// hooks returns the test hooks, never nil.
+func (o *Options) hooks() *testhook.Hooks {
+	if o.TestHooks == nil {
+		return &testhook.Hooks{}
+	}
+	return o.TestHooks
 }
 
 // leaseTime is the owner's lease: Options.Lease, or half the least time
@@ -76,10 +76,10 @@ func (n *Node) leaseTime() time.Duration {
 		return 0
 	case n.opts.Lease > 0:
 		return n.opts.Lease
-	case n.opts.View != nil:
+	case n.opts.hooks().View != nil:
 		return maxLease
 	}
-	return min(maxLease, n.opts.Timing.DetectionFloor()/2)
+	return min(maxLease, n.opts.hooks().Timing.DetectionFloor()/2)
 }
 
 // maxLease bounds the derived lease.
@@ -111,15 +111,6 @@ type Node struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 }
-
-// Errors of the node.
-var (
-	// ErrClosed is returned by calls on a closed node or its maps.
-	ErrClosed = errors.New("stowage: node is closed")
-	// ErrInvalidMapName is returned for a map name that is empty, holds
-	// "/", "\\" or NUL, or is "." or "..".
-	ErrInvalidMapName = errors.New("stowage: invalid map name")
-)
 
 // Open starts a node: it validates the configuration, joins the cluster
 // (when the configuration or Options name one), takes the file of every
@@ -208,8 +199,8 @@ func ValidMapName(name string) error {
 }
 
 func (n *Node) openFS(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
-	if n.opts.OpenFS != nil {
-		return n.opts.OpenFS(ctx, p)
+	if open := n.opts.hooks().OpenFS; open != nil {
+		return open(ctx, p)
 	}
 	return fsbackend.Open(ctx, p)
 }
@@ -385,7 +376,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 		}
 		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
 		st, err := filestore.Open(ctx, filestore.Options{
-			FS: sub, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
+			FS: sub, Backend: f, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
 			RunID: n.runID(), IsLive: n.storeLiveness(),
 			OnDamage: func(d filestore.Damage) {
 				if n.opts.OnDamage != nil {
@@ -404,55 +395,6 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 			f.Close()
 			return nil, fmt.Errorf("stowage: map %q: %w", name, err)
 		}
-		return &closingStore{MapStore: st, fs: f}, nil
-	}
-}
-
-// closingStore closes the back end after its store.
-type closingStore struct {
-	mapstore.MapStore
-	fs fsbackend.FS
-}
-
-func (c *closingStore) Close() error {
-	err := c.MapStore.Close()
-	return errors.Join(err, c.fs.Close())
-}
-
-func (c *closingStore) SetSnapshotSource(src mapstore.SnapshotSource) {
-	c.MapStore.(mapstore.Snapshotter).SetSnapshotSource(src)
-}
-
-func (c *closingStore) Compact(ctx context.Context) error {
-	return c.MapStore.(mapstore.Snapshotter).Compact(ctx)
-}
-
-func (c *closingStore) LastVersion(p int) mapstore.Version {
-	return c.MapStore.(mapstore.LastVersioner).LastVersion(p)
-}
-
-func (c *closingStore) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
-	return c.MapStore.(mapstore.Replayer).ReplayPartition(ctx, p, fn)
-}
-
-func (c *closingStore) PendingCount(p int) int { return c.MapStore.(mapstore.Replayer).PendingCount(p) }
-
-func (c *closingStore) Admit(ctx context.Context) error {
-	return c.MapStore.(mapstore.Admitter).Admit(ctx)
-}
-
-func (c *closingStore) StartEpochs(ctx context.Context, starts map[int]mapstore.Version) error {
-	return c.MapStore.(mapstore.EpochStarter).StartEpochs(ctx, starts)
-}
-
-func (c *closingStore) Release(p int) {
-	if o, ok := c.MapStore.(mapstore.PartitionOwner); ok {
-		o.Release(p)
-	}
-}
-
-func (c *closingStore) Acquire(p int) {
-	if o, ok := c.MapStore.(mapstore.PartitionOwner); ok {
-		o.Acquire(p)
+		return st, nil
 	}
 }

@@ -12,11 +12,6 @@ import (
 	"github.com/stowage/stowage/partition"
 )
 
-// ErrIndeterminate is returned by a write whose owner stopped answering
-// after the request reached it: the write may or may not have taken
-// effect. Reading the key tells which.
-var ErrIndeterminate = errors.New("stowage: the partition owner did not answer; the write may or may not have taken effect")
-
 func isNoQuorum(err error) bool { return errors.Is(err, ErrNoQuorum) }
 
 // withTimeout bounds ctx by d when it has no deadline of its own.

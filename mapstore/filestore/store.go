@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -23,6 +24,10 @@ type Options struct {
 	// FS is rooted at the map's own directory
 	// (namespace/clusterName/<map>); the store touches nothing outside it.
 	FS fsbackend.FS
+	// Backend, if set, is closed by Close after the store: the back end
+	// that FS was made from (fsbackend.Sub), given to the store to own
+	// (an Open that fails leaves it to the caller).
+	Backend io.Closer
 	// Partitions is the partition count (default partition.DefaultCount).
 	// A map stored with another count is re-hashed on Open.
 	Partitions int
@@ -390,6 +395,9 @@ func (s *Store) Close() error {
 	s.stop()
 	err := s.w.close()
 	s.done.Wait()
+	if s.opts.Backend != nil {
+		err = errors.Join(err, s.opts.Backend.Close())
+	}
 	return err
 }
 

@@ -1,0 +1,31 @@
+package stowage
+
+import "errors"
+
+// Errors of Open, besides configuration errors (config) and a bbolt file
+// another process holds (mapstore.ErrLocked, naming the file).
+var (
+	// ErrNotShared: the members do not see the same map-store storage (a
+	// local directory on each host, another bucket or namespace).
+	ErrNotShared = errors.New("stowage: map-store storage is not shared by the members")
+)
+
+// Errors of map calls.
+var (
+	// ErrInvalidMapName: the map name is empty, holds "/", "\\" or NUL,
+	// or is "." or "..".
+	ErrInvalidMapName = errors.New("stowage: invalid map name")
+	// ErrNoQuorum: fewer members than the map's split-brain protection
+	// needs are live; the call changed nothing.
+	ErrNoQuorum = errors.New("stowage: split-brain protection: not enough members")
+	// ErrIndeterminate: the partition's owner stopped answering after the
+	// write reached it; the write may or may not have taken effect (read
+	// the key to tell).
+	ErrIndeterminate = errors.New("stowage: the partition owner did not answer; the write may or may not have taken effect")
+)
+
+// Errors at any time.
+var (
+	// ErrClosed: the node, or the map's node, is closed.
+	ErrClosed = errors.New("stowage: node is closed")
+)
