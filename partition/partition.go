@@ -1,14 +1,12 @@
 package partition
 
-import "github.com/cespare/xxhash/v2"
+import "github.com/stowage/stowage/serde/keyhash"
 
 // DefaultCount is Hazelcast's default partition count.
-const DefaultCount = 271
+const DefaultCount = keyhash.DefaultPartitions
 
 // HashID names the key hash in stored metadata.
-const HashID = "xxh64"
+const HashID = keyhash.ID
 
 // Of returns the partition of a serialized key among count partitions.
-func Of(key []byte, count int) int {
-	return int(xxhash.Sum64(key) % uint64(count))
-}
+func Of(key []byte, count int) int { return keyhash.Partition(key, count) }

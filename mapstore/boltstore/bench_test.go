@@ -13,7 +13,7 @@ import (
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/boltstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 const (
@@ -64,7 +64,7 @@ func BenchmarkStore(b *testing.B) {
 			value := make([]byte, benchValueSize)
 			parallel(b, writers, func(w, i int) error {
 				key := []byte("job-" + strconv.Itoa(i))
-				return s.Store(b.Context(), mapstore.Record{Partition: partition.Of(key, partition.DefaultCount),
+				return s.Store(b.Context(), mapstore.Record{Partition: keyhash.Partition(key, keyhash.DefaultPartitions),
 					Version: mapstore.Version{Epoch: 1, Seq: uint64(i)}, Key: key, Value: value})
 			})
 		})
@@ -134,7 +134,7 @@ func BenchmarkLoadPartition(b *testing.B) {
 	rs := make([]mapstore.Record, 0, 10000)
 	for i := 0; i < entries; i++ {
 		key := []byte("job-" + strconv.Itoa(i))
-		rs = append(rs, mapstore.Record{Partition: partition.Of(key, partition.DefaultCount), Version: mapstore.Version{Epoch: 1, Seq: uint64(i)}, Key: key, Value: value})
+		rs = append(rs, mapstore.Record{Partition: keyhash.Partition(key, keyhash.DefaultPartitions), Version: mapstore.Version{Epoch: 1, Seq: uint64(i)}, Key: key, Value: value})
 		if len(rs) == cap(rs) {
 			if err := s.StoreAll(b.Context(), rs); err != nil {
 				b.Fatal(err)
@@ -146,7 +146,7 @@ func BenchmarkLoadPartition(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		n := 0
-		for p := 0; p < partition.DefaultCount; p++ {
+		for p := 0; p < keyhash.DefaultPartitions; p++ {
 			if err := s.LoadPartition(b.Context(), p, func(mapstore.Record) error { n++; return nil }); err != nil {
 				b.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // Defaults of Options.
@@ -34,7 +34,7 @@ type Options struct {
 	// MapName names the map; its entries live in the top-level bucket of
 	// that name (required).
 	MapName string
-	// Partitions is the partition count (default partition.DefaultCount).
+	// Partitions is the partition count (default keyhash.DefaultPartitions).
 	// A map stored with another count is re-hashed by Open.
 	Partitions int
 	// Timeout is how long Open waits for another process's lock on the
@@ -89,7 +89,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("stowage/mapstore/boltstore: map %q: map-store property path is empty", opts.MapName)
 	}
 	if opts.Partitions <= 0 {
-		opts.Partitions = partition.DefaultCount
+		opts.Partitions = keyhash.DefaultPartitions
 	}
 	if opts.Partitions > 1<<31 {
 		return nil, fmt.Errorf("stowage/mapstore/boltstore: map %q: partition count %d is too large", opts.MapName, opts.Partitions)
@@ -169,8 +169,8 @@ func storedPartitions(meta []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if hash != partition.HashID {
-		return 0, fmt.Errorf("stored with key hash %q, this build knows only %q", hash, partition.HashID)
+	if hash != keyhash.ID {
+		return 0, fmt.Errorf("stored with key hash %q, this build knows only %q", hash, keyhash.ID)
 	}
 	return parts, nil
 }
@@ -184,7 +184,7 @@ func (s *Store) createPartitions(b *bolt.Bucket) error {
 	if _, err := b.CreateBucketIfNotExists([]byte(versionsKey)); err != nil {
 		return err
 	}
-	return b.Put([]byte(metaKey), encodeMeta(s.parts, partition.HashID))
+	return b.Put([]byte(metaKey), encodeMeta(s.parts, keyhash.ID))
 }
 
 // rehash moves every entry of a map stored with old partitions into the
@@ -230,7 +230,7 @@ func (s *Store) rehash(b *bolt.Bucket, old int) error {
 		return err
 	}
 	for _, e := range all {
-		if err := b.Bucket(partBucket(partition.Of(e.k, s.parts))).Put(e.k, e.v); err != nil {
+		if err := b.Bucket(partBucket(keyhash.Partition(e.k, s.parts))).Put(e.k, e.v); err != nil {
 			return err
 		}
 		if w, _, err := decodeHeader(e.v); err == nil && top.Less(w) {

@@ -21,7 +21,7 @@ import (
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/boltstore"
 	"github.com/stowage/stowage/mapstore/mapstoretest"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // holdEnv makes the test binary a child that holds a bbolt file: it opens
@@ -99,7 +99,7 @@ func updateFile(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 }
 
 func rec(key, value string, parts int, seq uint64) mapstore.Record {
-	return mapstore.Record{Partition: partition.Of([]byte(key), parts), Version: mapstore.Version{Epoch: 1, Seq: seq},
+	return mapstore.Record{Partition: keyhash.Partition([]byte(key), parts), Version: mapstore.Version{Epoch: 1, Seq: seq},
 		Key: []byte(key), Value: []byte(value)}
 }
 
@@ -179,7 +179,7 @@ func TestSameMapTwiceIsRefused(t *testing.T) {
 		t.Fatalf("second Open of one map: %v, want ErrMapOpen naming the file", err)
 	}
 	// The refused Open did not drop the first one's use of the file.
-	if err := s.Store(t.Context(), rec("k", "v", partition.DefaultCount, 1)); err != nil {
+	if err := s.Store(t.Context(), rec("k", "v", keyhash.DefaultPartitions, 1)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -365,7 +365,7 @@ func TestBadRecordsAreRefused(t *testing.T) {
 	}{
 		{"wrong partition", wrong, "hashes to"},
 		{"partition out of range", out, "out of range"},
-		{"empty key", mapstore.Record{Partition: partition.Of(nil, 16)}, "empty key"},
+		{"empty key", mapstore.Record{Partition: keyhash.Partition(nil, 16)}, "empty key"},
 		{"key too long", rec(strings.Repeat("k", bolt.MaxKeySize+1), "v", 16, 4), "exceeds"},
 	}
 	for _, tc := range tests {
@@ -389,7 +389,7 @@ func TestCancelledContext(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := s.Store(ctx, rec("k", "v", partition.DefaultCount, 1)); !errors.Is(err, context.Canceled) {
+	if err := s.Store(ctx, rec("k", "v", keyhash.DefaultPartitions, 1)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Store with a cancelled context: %v", err)
 	}
 	if _, _, err := s.Load(ctx, []byte("k")); !errors.Is(err, context.Canceled) {
@@ -417,8 +417,8 @@ func TestRehashOnNewPartitionCount(t *testing.T) {
 	for p := 0; p < 271; p++ {
 		err := s.LoadPartition(ctx, p, func(r mapstore.Record) error {
 			seen++
-			if r.Partition != p || partition.Of(r.Key, 271) != p {
-				t.Errorf("key %q in partition %d (record says %d), hashes to %d", r.Key, p, r.Partition, partition.Of(r.Key, 271))
+			if r.Partition != p || keyhash.Partition(r.Key, 271) != p {
+				t.Errorf("key %q in partition %d (record says %d), hashes to %d", r.Key, p, r.Partition, keyhash.Partition(r.Key, 271))
 			}
 			return nil
 		})
@@ -626,7 +626,7 @@ func TestLastVersionCountsDeletesAndEpochs(t *testing.T) {
 	}
 	older := r
 	older.Key, older.Version = []byte("k2"), mapstore.Version{Epoch: 1, Seq: 7}
-	older.Partition = partition.Of(older.Key, parts)
+	older.Partition = keyhash.Partition(older.Key, parts)
 	if older.Partition == r.Partition {
 		if err := s.Store(ctx, older); err != nil { // a lower version does not lower it
 			t.Fatal(err)

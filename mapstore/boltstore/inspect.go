@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // OpenReadOnly opens the map opts.MapName of an existing bbolt file for
@@ -142,7 +142,7 @@ func (s *Store) Verify(ctx context.Context, progress func(done, total int)) ([]D
 					add(p, k, err)
 					continue
 				}
-				if q := partition.Of(k, s.parts); q != p {
+				if q := keyhash.Partition(k, s.parts); q != p {
 					add(p, k, fmt.Errorf("key hashes to partition %d", q))
 				}
 			}

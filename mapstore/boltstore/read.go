@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // view runs fn on the map's bucket in a read transaction.
@@ -36,7 +36,7 @@ func (s *Store) view(ctx context.Context, op string, fn func(b *bolt.Bucket) err
 
 // get reads key from its partition bucket into a, or returns ok false.
 func (s *Store) get(b *bolt.Bucket, key []byte, a *arena) (mapstore.Record, bool, error) {
-	p := partition.Of(key, s.parts)
+	p := keyhash.Partition(key, s.parts)
 	pb := b.Bucket(partBucket(p))
 	if pb == nil {
 		return mapstore.Record{}, false, fmt.Errorf("partition bucket %d is missing", p)

@@ -7,7 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // Store implements mapstore.MapStore: it returns once the commit holding
@@ -105,7 +105,7 @@ func (s *Store) check(r mapstore.Record) error {
 	case r.Partition < 0 || r.Partition >= s.parts:
 		return fmt.Errorf("partition %d out of range [0, %d)", r.Partition, s.parts)
 	}
-	if p := partition.Of(r.Key, s.parts); p != r.Partition {
+	if p := keyhash.Partition(r.Key, s.parts); p != r.Partition {
 		return fmt.Errorf("record says partition %d, the key hashes to %d of %d", r.Partition, p, s.parts)
 	}
 	return nil

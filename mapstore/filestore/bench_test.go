@@ -13,7 +13,7 @@ import (
 	"github.com/stowage/stowage/fsbackend/local"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // BenchmarkOverwrite is the write path of one member as the map drives
@@ -28,14 +28,14 @@ func BenchmarkOverwrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount, SegmentSize: 4 << 20})
+			s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: keyhash.DefaultPartitions, SegmentSize: 4 << 20})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			m := newBenchModel(partition.DefaultCount)
+			m := newBenchModel(keyhash.DefaultPartitions)
 			s.SetSnapshotSource(m.source)
-			for p := 0; p < partition.DefaultCount; p++ {
+			for p := 0; p < keyhash.DefaultPartitions; p++ {
 				if err := s.ReplayPartition(ctx, p, func(mapstore.Record) error { return nil }); err != nil {
 					b.Fatal(err)
 				}
@@ -111,7 +111,7 @@ func BenchmarkLoad(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+					s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: keyhash.DefaultPartitions})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -137,12 +137,12 @@ func BenchmarkLoad(b *testing.B) {
 func writeLoadEntries(tb testing.TB, f *local.FS, n int, ordered bool) {
 	tb.Helper()
 	ctx := context.Background()
-	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: partition.DefaultCount})
+	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: keyhash.DefaultPartitions})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	value := make([]byte, 256)
-	seqs := make([]uint64, partition.DefaultCount)
+	seqs := make([]uint64, keyhash.DefaultPartitions)
 	recs := make([]mapstore.Record, 0, 4096)
 	flush := func() {
 		if !ordered {
@@ -163,7 +163,7 @@ func writeLoadEntries(tb testing.TB, f *local.FS, n int, ordered bool) {
 	}
 	for i := 0; i < n; i++ {
 		k := []byte("job-" + strconv.Itoa(i%64) + "-key-" + strconv.Itoa(i))
-		p := partition.Of(k, partition.DefaultCount)
+		p := keyhash.Partition(k, keyhash.DefaultPartitions)
 		seqs[p]++
 		recs = append(recs, mapstore.Record{Partition: p, Version: mapstore.Version{Epoch: 1, Seq: seqs[p]}, Key: k, Value: value})
 		if len(recs) == cap(recs) {

@@ -15,7 +15,7 @@ import (
 	"github.com/stowage/stowage/fsbackend/memfs"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // Several members share one map directory: each opens its own Store with
@@ -91,7 +91,7 @@ func (m *ownModel) owns(p int) bool {
 func (m *ownModel) write(key string, val []byte, del bool) mapstore.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := partition.Of([]byte(key), parts)
+	p := keyhash.Partition([]byte(key), parts)
 	st := m.parts[p]
 	st.ver.Seq++
 	r := mapstore.Record{Partition: p, Version: st.ver, Key: []byte(key), Value: val, Deleted: del}
@@ -243,7 +243,7 @@ func (mb *member) close(runs *liveRuns) {
 func keyOf(p, i int) string {
 	for j := 0; ; j++ {
 		k := fmt.Sprintf("p%d-k%d-%d", p, i, j)
-		if partition.Of([]byte(k), parts) == p {
+		if keyhash.Partition([]byte(k), parts) == p {
 			return k
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/stowage/stowage/fsbackend/memfs"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 const parts = 8
@@ -42,7 +42,7 @@ func newModel(epoch uint64) *model {
 func (m *model) next(key string, val []byte, del bool) mapstore.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := partition.Of([]byte(key), parts)
+	p := keyhash.Partition([]byte(key), parts)
 	m.ver[p].Seq++
 	r := mapstore.Record{Partition: p, Version: m.ver[p], Key: []byte(key), Value: val, Deleted: del}
 	if del {
@@ -102,7 +102,7 @@ func loadAll(t *testing.T, s *filestore.Store) map[string]string {
 	out := map[string]string{}
 	for p := 0; p < s.Partitions(); p++ {
 		err := s.LoadPartition(context.Background(), p, func(r mapstore.Record) error {
-			if got := partition.Of(r.Key, s.Partitions()); got != p {
+			if got := keyhash.Partition(r.Key, s.Partitions()); got != p {
 				t.Errorf("key %q loaded in partition %d, hashes to %d", r.Key, p, got)
 			}
 			out[string(r.Key)] = string(r.Value)
@@ -429,7 +429,7 @@ func TestEpochStartDropsUnacknowledgedOldEpochRecords(t *testing.T) {
 	ctx := context.Background()
 	s := e.open(filestore.Options{})
 	key := []byte("job")
-	p := partition.Of(key, parts)
+	p := keyhash.Partition(key, parts)
 	// Epoch 1 wrote seq 1..3; a new owner took over from seq 2 (seq 3 was
 	// never acknowledged), started epoch 2 and wrote seq 3 itself.
 	for seq, v := range []string{"a", "b", "stale"} {
@@ -438,7 +438,7 @@ func TestEpochStartDropsUnacknowledgedOldEpochRecords(t *testing.T) {
 		}
 	}
 	other := []byte("other")
-	po := partition.Of(other, parts)
+	po := keyhash.Partition(other, parts)
 	if err := s.StartEpoch(ctx, p, mapstore.Version{Epoch: 2, Seq: 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/memfs"
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 	"github.com/stowage/stowage/serde/record"
 )
 
@@ -124,7 +124,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 }
 
 func FuzzDecodeMeta(f *testing.F) {
-	m := metaInfo{Format: FormatVersion, Partitions: partition.DefaultCount, Gen: 1, HashID: partition.HashID}
+	m := metaInfo{Format: FormatVersion, Partitions: keyhash.DefaultPartitions, Gen: 1, HashID: keyhash.ID}
 	f.Add(encodeMeta(m))
 	f.Add(encodeMeta(metaInfo{}))
 	f.Add(append(encodeMeta(m), 0))
@@ -159,7 +159,7 @@ func FuzzLoad(f *testing.F) {
 	flipped[len(flipped)/2] ^= 0xff
 	f.Add(flipped, []byte{})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	meta := encodeMeta(metaInfo{Format: FormatVersion, Partitions: fuzzParts, Gen: 1, HashID: partition.HashID})
+	meta := encodeMeta(metaInfo{Format: FormatVersion, Partitions: fuzzParts, Gen: 1, HashID: keyhash.ID})
 	f.Fuzz(func(t *testing.T, logData, snapData []byte) {
 		ctx := context.Background()
 		mem := memfs.New()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // benchModel plays the in-memory map of any partition count: it versions
@@ -30,7 +30,7 @@ func newBenchModel(parts int) *benchModel {
 func (m *benchModel) put(key, val []byte) mapstore.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := partition.Of(key, len(m.live))
+	p := keyhash.Partition(key, len(m.live))
 	m.ver[p].Seq++
 	r := mapstore.Record{Partition: p, Version: m.ver[p], Key: key, Value: val}
 	m.live[p][string(key)] = r

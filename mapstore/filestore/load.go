@@ -8,7 +8,7 @@ import (
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // scan lists the current generation, reads every log file once (in
@@ -401,7 +401,7 @@ func (s *Store) Load(ctx context.Context, key []byte) (mapstore.Record, bool, er
 func (s *Store) LoadAll(ctx context.Context, keys [][]byte) ([]mapstore.Record, error) {
 	byPart := map[int][][]byte{}
 	for _, k := range keys {
-		p := partition.Of(k, s.parts)
+		p := keyhash.Partition(k, s.parts)
 		byPart[p] = append(byPart[p], k)
 	}
 	live, err := s.readParts(ctx, func(p int) bool { return byPart[p] != nil })

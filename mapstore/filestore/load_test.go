@@ -11,7 +11,7 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 	"github.com/stowage/stowage/serde/record"
 )
 
@@ -71,10 +71,10 @@ func TestReplayOrdersByVersion(t *testing.T) {
 			e := newEnv(t)
 			ctx := context.Background()
 			// All keys in one partition, so that their versions interleave.
-			p := partition.Of([]byte("a"), parts)
+			p := keyhash.Partition([]byte("a"), parts)
 			key := func(name string) string {
 				for i := 0; ; i++ {
-					if k := fmt.Sprint(name, i); partition.Of([]byte(k), parts) == p {
+					if k := fmt.Sprint(name, i); keyhash.Partition([]byte(k), parts) == p {
 						return k
 					}
 				}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 	"github.com/stowage/stowage/serde/record"
 )
 
@@ -406,7 +406,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 			if e.deleted {
 				continue
 			}
-			np := partition.Of([]byte(k), s.parts)
+			np := keyhash.Partition([]byte(k), s.parts)
 			newParts[np] = append(newParts[np], mapstore.Record{Partition: np, Key: []byte(k), Value: e.value})
 		}
 	}
@@ -425,7 +425,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 			return fmt.Errorf("stowage/mapstore/filestore: re-hash to %d partitions: %w", s.parts, err)
 		}
 	}
-	nm := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, HashID: partition.HashID}
+	nm := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, HashID: keyhash.ID}
 	if err := fsbackend.WriteFileAtomic(ctx, s.fs, metaName, s.run, encodeMeta(nm)); err != nil {
 		return fmt.Errorf("stowage/mapstore/filestore: write %s: %w", metaName, err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 	"github.com/stowage/stowage/serde/record"
 )
 
@@ -28,7 +28,7 @@ type Options struct {
 	// that FS was made from (fsbackend.Sub), given to the store to own
 	// (an Open that fails leaves it to the caller).
 	Backend io.Closer
-	// Partitions is the partition count (default partition.DefaultCount).
+	// Partitions is the partition count (default keyhash.DefaultPartitions).
 	// A map stored with another count is re-hashed on Open.
 	Partitions int
 	// SegmentSize is the size at which a local log segment is rolled
@@ -166,7 +166,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, errors.New("stowage/mapstore/filestore: Options.FS is nil")
 	}
 	if opts.Partitions <= 0 {
-		opts.Partitions = partition.DefaultCount
+		opts.Partitions = keyhash.DefaultPartitions
 	}
 	if opts.SegmentSize <= 0 {
 		opts.SegmentSize = 64 << 20
@@ -277,8 +277,8 @@ func (s *Store) openMeta(ctx context.Context) (metaInfo, error) {
 			if m.Format != FormatVersion {
 				return m, fmt.Errorf("stowage/mapstore/filestore: %s: format version %d is not supported (this program reads %d)", metaName, m.Format, FormatVersion)
 			}
-			if m.HashID != partition.HashID {
-				return m, fmt.Errorf("stowage/mapstore/filestore: %s: key hash %q is not supported (this program uses %q)", metaName, m.HashID, partition.HashID)
+			if m.HashID != keyhash.ID {
+				return m, fmt.Errorf("stowage/mapstore/filestore: %s: key hash %q is not supported (this program uses %q)", metaName, m.HashID, keyhash.ID)
 			}
 			return m, nil
 		}
@@ -304,7 +304,7 @@ func (s *Store) openMeta(ctx context.Context) (metaInfo, error) {
 // inferMeta derives META from the newest generation's file headers, or
 // returns a fresh one for an empty directory.
 func (s *Store) inferMeta(ctx context.Context) (metaInfo, bool, error) {
-	m := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: 1, HashID: partition.HashID}
+	m := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: 1, HashID: keyhash.ID}
 	list, err := s.fs.List(ctx, "")
 	if err != nil {
 		return m, false, fmt.Errorf("stowage/mapstore/filestore: list: %w", err)

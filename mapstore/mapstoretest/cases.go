@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // A case is one subtest; parts 0 means the suite's default count.
@@ -212,7 +212,7 @@ var cases = []testCase{
 		h.reopen()
 		h.verify()
 	}},
-	{name: "ManyKeysAllPartitions", parts: partition.DefaultCount, run: func(h *harness) {
+	{name: "ManyKeysAllPartitions", parts: keyhash.DefaultPartitions, run: func(h *harness) {
 		n, batch := 20000, 2000
 		if h.small {
 			n, batch = 2000, 500

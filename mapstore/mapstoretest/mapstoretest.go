@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stowage/stowage/mapstore"
-	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde/keyhash"
 )
 
 // Open opens the store under test on dir with the given partition count,
@@ -27,7 +27,7 @@ type Options struct {
 	// Small runs the bulk cases with about a tenth of their records:
 	// ManyKeysAllPartitions stores 2,000 keys in batches of 500 instead of
 	// 20,000 in batches of 2,000 (still over every one of
-	// partition.DefaultCount partitions), and ConcurrentStore runs 8
+	// keyhash.DefaultPartitions partitions), and ConcurrentStore runs 8
 	// writers of 12 records instead of 32 of 24.
 	// Every case and every check still runs. It is meant for back ends
 	// where each call is a network round trip, such as object stores on
@@ -97,7 +97,7 @@ func (h *harness) reopen() {
 func (h *harness) rec(key, value []byte) mapstore.Record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	p := partition.Of(key, h.parts)
+	p := keyhash.Partition(key, h.parts)
 	h.seq[p]++
 	return mapstore.Record{Partition: p, Version: mapstore.Version{Epoch: 1, Seq: h.seq[p]},
 		Key: bytes.Clone(key), Value: clone(value)}
