@@ -1,6 +1,10 @@
 package stowage
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/stowage/stowage/internal/dmap"
+)
 
 // Errors of Open, besides configuration errors (config) and a bbolt file
 // another process holds (mapstore.ErrLocked, naming the file).
@@ -14,18 +18,18 @@ var (
 var (
 	// ErrInvalidMapName: the map name is empty, holds "/", "\\" or NUL,
 	// or is "." or "..".
-	ErrInvalidMapName = errors.New("stowage: invalid map name")
+	ErrInvalidMapName = dmap.ErrInvalidMapName
 	// ErrNoQuorum: fewer members than the map's split-brain protection
 	// needs are live; the call changed nothing.
-	ErrNoQuorum = errors.New("stowage: split-brain protection: not enough members")
+	ErrNoQuorum = dmap.ErrNoQuorum
 	// ErrIndeterminate: the partition's owner stopped answering after the
 	// write reached it; the write may or may not have taken effect (read
 	// the key to tell).
-	ErrIndeterminate = errors.New("stowage: the partition owner did not answer; the write may or may not have taken effect")
+	ErrIndeterminate = dmap.ErrIndeterminate
 )
 
 // Errors at any time.
 var (
 	// ErrClosed: the node, or the map's node, is closed.
-	ErrClosed = errors.New("stowage: node is closed")
+	ErrClosed = dmap.ErrClosed
 )

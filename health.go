@@ -2,157 +2,9 @@ package stowage
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"time"
+
+	"github.com/stowage/stowage/internal/dmap"
 )
-
-// localLoaded reports whether this member serves every partition the
-// table gives it, with every EAGER map loaded.
-func (n *Node) localLoaded() (bool, string) {
-	t, _ := n.d.currentTable()
-	if t == nil {
-		return false, fmt.Sprintf("waiting for %d members (%s)", n.d.startMin, propInitialMin)
-	}
-	cores := n.allCores()
-	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != n.d.self {
-			continue
-		}
-		s := n.d.slots[p]
-		s.mu.Lock()
-		st := s.st
-		s.mu.Unlock()
-		if st != stActive {
-			return false, fmt.Sprintf("partition %d is %s", p, st)
-		}
-		for _, c := range cores {
-			if c.store == nil || c.lazy {
-				continue
-			}
-			pt := c.parts[p]
-			pt.mu.Lock()
-			ready := pt.ready
-			pt.mu.Unlock()
-			if !ready {
-				return false, fmt.Sprintf("map %q partition %d is loading", c.name, p)
-			}
-		}
-	}
-	return true, ""
-}
-
-// Loaded reports whether the cluster's maps are loaded: this member and
-// every other live member serve the partitions the table gives them.
-func (n *Node) Loaded() bool {
-	ok, _ := n.LoadState(context.Background())
-	return ok
-}
-
-// LoadState is Loaded with the reason when it is false: the first
-// partition, map or member found still loading.
-func (n *Node) LoadState(ctx context.Context) (loaded bool, why string) {
-	if ok, why := n.localLoaded(); !ok {
-		return false, why
-	}
-	return n.everyMember(ctx, func(a healthAns) bool { return a.Loaded })
-}
-
-// everyMember asks every other live member for its health and reports
-// whether ok holds of each answer, with the same table version as here.
-func (n *Node) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
-	if n.d.tr == nil {
-		return true, ""
-	}
-	tv := n.d.tableVersion()
-	for _, m := range n.d.refreshMembers() {
-		if m.ID == n.d.self {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		b, err := n.d.rpc(cctx, m.RPC, mHealth, nil)
-		cancel()
-		var ans healthAns
-		if err == nil {
-			err = dec(b, &ans)
-		}
-		switch {
-		case err != nil:
-			return false, fmt.Sprintf("member %s: %v", m.ID, err)
-		case !ok(ans) || ans.TV != tv:
-			return false, fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
-		}
-	}
-	return true, ""
-}
-
-// localSafe reports whether every partition this member owns has each
-// backup the table names filled.
-func (d *dist) localSafe() bool {
-	ok, _ := d.localSafeWhy()
-	return ok
-}
-
-func (d *dist) localSafeWhy() (bool, string) {
-	t, _ := d.currentTable()
-	if t == nil {
-		return false, "no table"
-	}
-	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != d.self {
-			continue
-		}
-		s := d.slots[p]
-		s.mu.Lock()
-		ok := s.st == stActive && slices.Equal(s.backups, rs[1:]) && !s.dirty
-		why := fmt.Sprintf("partition %d: %s, backups %v of %v, dirty %v", p, s.st, s.backups, rs[1:], s.dirty)
-		s.mu.Unlock()
-		if !ok {
-			return false, why
-		}
-	}
-	return true, ""
-}
-
-// Safe reports whether the cluster is safe, as Hazelcast's
-// PartitionService.isClusterSafe: every member is loaded with the same
-// table, and every partition's backups are filled, so that losing any
-// backup-count members loses nothing. A rolling restart waits for it
-// before stopping the next member.
-func (n *Node) Safe(ctx context.Context) bool {
-	ok, _ := n.safeWhy(ctx)
-	return ok
-}
-
-func (n *Node) safeWhy(ctx context.Context) (bool, string) {
-	if ok, why := n.localLoaded(); !ok {
-		return false, why
-	}
-	if ok, why := n.d.localSafeWhy(); !ok {
-		return false, why
-	}
-	return n.everyMember(ctx, func(a healthAns) bool { return a.Safe })
-}
-
-// WaitLoaded blocks until this member serves every partition the table
-// gives it, with its EAGER maps loaded.
-func (n *Node) WaitLoaded(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		if ok, _ := n.localLoaded(); ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			_, why := n.localLoaded()
-			return fmt.Errorf("stowage: not loaded (%s): %w", why, ctx.Err())
-		case <-n.ctx.Done():
-			return ErrClosed
-		case <-t.C:
-		}
-	}
-}
 
 // MapInfo describes a map as this member holds it.
 type MapInfo struct {
@@ -168,54 +20,6 @@ type MapInfo struct {
 	// so LoadedPartitions counts the partitions used since.
 	OwnedPartitions  int `json:"owned_partitions"`
 	LoadedPartitions int `json:"loaded_partitions"`
-}
-
-// MapInfo describes the named map as this member holds it; false when
-// the map is not held here.
-func (n *Node) MapInfo(name string) (MapInfo, bool) {
-	n.mu.Lock()
-	c := n.maps[name]
-	n.mu.Unlock()
-	if c == nil {
-		return MapInfo{}, false
-	}
-	return n.mapInfo(c), true
-}
-
-// Maps describes the maps this member holds.
-func (n *Node) Maps() []MapInfo {
-	var out []MapInfo
-	for _, c := range n.allCores() {
-		out = append(out, n.mapInfo(c))
-	}
-	return out
-}
-
-func (n *Node) mapInfo(c *core) MapInfo {
-	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
-	for p, pt := range c.parts {
-		s := n.d.slots[p]
-		s.mu.Lock()
-		st := s.st
-		s.mu.Unlock()
-		pt.mu.Lock()
-		switch st {
-		case stActive:
-			mi.Size += len(pt.entries)
-			mi.OwnedPartitions++
-			if pt.ready {
-				mi.LoadedPartitions++
-			} else if !c.lazy {
-				mi.Loaded = false
-			}
-		case stAcquiring:
-			mi.Loaded = false
-		case stBackup, stHeld:
-			mi.Backups += len(pt.entries)
-		}
-		pt.mu.Unlock()
-	}
-	return mi
 }
 
 // ClusterInfo describes the cluster as this member sees it.
@@ -235,56 +39,62 @@ type ClusterInfo struct {
 	Safe bool `json:"safe"`
 }
 
+// Loaded reports whether the cluster's maps are loaded: this member and
+// every other live member serve the partitions the table gives them.
+func (n *Node) Loaded() bool { return n.e.Loaded() }
+
+// LoadState is Loaded with the reason when it is false: the first
+// partition, map or member found still loading.
+func (n *Node) LoadState(ctx context.Context) (loaded bool, why string) { return n.e.LoadState(ctx) }
+
+// WaitLoaded blocks until this member serves every partition the table
+// gives it, with its EAGER maps loaded.
+func (n *Node) WaitLoaded(ctx context.Context) error { return n.e.WaitLoaded(ctx) }
+
+// Safe reports whether the cluster is safe, as Hazelcast's
+// PartitionService.isClusterSafe: every member is loaded with the same
+// table, and every partition's backups are filled, so that losing any
+// backup-count members loses nothing. A rolling restart waits for it
+// before stopping the next member.
+func (n *Node) Safe(ctx context.Context) bool { return n.e.Safe(ctx) }
+
+// SafeWhy says why the cluster is not safe ("" when it is).
+func (n *Node) SafeWhy() string { return n.e.SafeWhy() }
+
+// MapInfo describes the named map as this member holds it; false when
+// the map is not held here.
+func (n *Node) MapInfo(name string) (MapInfo, bool) {
+	mi, ok := n.e.MapInfo(name)
+	return MapInfo(mi), ok
+}
+
+// Maps describes the maps this member holds.
+func (n *Node) Maps() []MapInfo {
+	var out []MapInfo
+	for _, mi := range n.e.Maps() {
+		out = append(out, MapInfo(mi))
+	}
+	return out
+}
+
 // Cluster describes the cluster: members (oldest first), master, the
 // partition table's version and each member's partitions.
 func (n *Node) Cluster(ctx context.Context) ClusterInfo {
-	ci := ClusterInfo{ClusterName: n.cfg.Hazelcast.ClusterName, Self: n.d.self, PartitionCount: n.d.count,
-		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: n.d.replicas}
-	for _, m := range n.d.view.Members() {
-		ci.Members = append(ci.Members, m.ID)
-	}
-	if len(ci.Members) > 0 {
-		ci.Master = ci.Members[0]
-	}
-	if t, _ := n.d.currentTable(); t != nil {
-		ci.PartitionTableVer = t.Version
-		for _, rs := range t.Owners {
-			if len(rs) > 0 {
-				ci.PartitionsPerMember[rs[0]]++
-			}
-			for _, b := range rs[min(1, len(rs)):] {
-				ci.BackupsPerMember[b]++
-			}
-		}
-	}
-	ci.Loaded, ci.Loading = n.LoadState(ctx)
-	ci.Safe = ci.Loaded && n.Safe(ctx)
+	ci := ClusterInfo(n.e.Cluster(ctx))
+	ci.ClusterName = n.cfg.Hazelcast.ClusterName
 	return ci
 }
 
 // Owner returns the member id owning partition p in this member's
 // current table ("" before the first table).
-func (n *Node) Owner(p int) string {
-	t, _ := n.d.currentTable()
-	if t == nil {
-		return ""
-	}
-	return t.Owner(p)
-}
+func (n *Node) Owner(p int) string { return n.e.Owner(p) }
 
 // Replicas returns the member ids of partition p's replica set in this
 // member's current table: the owner first, then the backups in order (nil
 // before the first table).
-func (n *Node) Replicas(p int) []string {
-	t, _ := n.d.currentTable()
-	if t == nil || p < 0 || p >= len(t.Owners) {
-		return nil
-	}
-	return slices.Clone(t.Owners[p])
-}
+func (n *Node) Replicas(p int) []string { return n.e.Replicas(p) }
 
-// SafeWhy says why the cluster is not safe ("" when it is).
-func (n *Node) SafeWhy() string {
-	_, why := n.safeWhy(context.Background())
-	return why
-}
+var (
+	_ = MapInfo(dmap.MapInfo{})
+	_ = ClusterInfo(dmap.ClusterInfo{})
+)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
@@ -150,7 +152,7 @@ func (n *Node) quorumOf(name string) (writes, reads int) {
 }
 
 // runID is this member run's name in shared storage.
-func (n *Node) runID() string { return n.d.view.Self().Run }
+func (n *Node) runID() string { return n.view.Self().Run }
 
 // runIsLive reports whether a member run still writes to shared storage:
 // it belongs to a live member.
@@ -158,7 +160,7 @@ func (n *Node) runIsLive(run string) bool {
 	if run == n.runID() {
 		return true
 	}
-	for _, m := range n.d.view.Members() {
+	for _, m := range n.view.Members() {
 		if m.Run == run {
 			return true
 		}
@@ -169,7 +171,7 @@ func (n *Node) runIsLive(run string) bool {
 // storeLiveness is the map stores' IsLive: nil for a member alone (no
 // other run can be writing), else runIsLive.
 func (n *Node) storeLiveness() func(string) bool {
-	if n.d.tr == nil {
+	if n.tr == nil {
 		return nil
 	}
 	return n.runIsLive
@@ -200,9 +202,10 @@ func runStart(run string) (time.Time, bool) {
 // namespace/clusterName and asks every other member whether it sees it
 // there (shared/DESIGN.md §3). A member alone has nothing to check.
 func (n *Node) checkShared(ctx context.Context) error {
-	if n.d.tr == nil {
+	if n.tr == nil {
 		return nil
 	}
+	startMin := n.clusterConfig().startMin
 	var errs []error
 	for _, mc := range n.cfg.Hazelcast.Maps {
 		ms := mc.MapStore
@@ -210,7 +213,7 @@ func (n *Node) checkShared(ctx context.Context) error {
 			continue
 		}
 		if ms.StoreType() == config.StoreBBolt {
-			if n.d.startMin > 1 || len(n.cfg.Hazelcast.Network.MemberList) > 1 {
+			if startMin > 1 || len(n.cfg.Hazelcast.Network.MemberList) > 1 {
 				errs = append(errs, fmt.Errorf("stowage: hazelcast.map.%s.map-store: type bbolt keeps one member's file; a cluster needs type hdfs on shared storage", mc.Pattern))
 			}
 			continue
@@ -229,7 +232,7 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 	}
 	defer f.Close()
 	name := fsbackend.Join(mapDir(ms, probeDir), n.runID())
-	data := []byte(n.d.self)
+	data := []byte(n.e.Self())
 	_ = f.Remove(ctx, name)
 	if err := fsbackend.WriteFile(ctx, f, name, data); err != nil {
 		return fmt.Errorf("stowage: map-store of %q: write %s: %w", pattern, name, err)
@@ -245,20 +248,23 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 			}
 		}
 	}
-	body := enc(probeReq{Name: n.runID(), Data: data, Store: pattern})
-	for _, m := range n.d.view.Members() {
-		if m.ID == n.d.self || m.RPC == "" {
+	body, err := msgpack.Marshal(probeReq{Name: n.runID(), Data: data, Store: pattern})
+	if err != nil {
+		return err
+	}
+	for _, m := range n.view.Members() {
+		if m.ID == n.e.Self() || m.RPC == "" {
 			continue
 		}
-		var ans codeAns
+		var ans probeAns
 		var err error
 		for try := 0; try < 50; try++ { // a member that just started may not serve yet
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			var b []byte
-			b, err = n.d.rpc(cctx, m.RPC, mProbe, body)
+			b, err = n.e.Call(cctx, m.RPC, mProbe, body)
 			cancel()
 			if err == nil {
-				err = dec(b, &ans)
+				err = msgpack.Unmarshal(b, &ans)
 			}
 			if err == nil || !errors.Is(err, cluster.ErrNoHandler) {
 				break
@@ -269,7 +275,7 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 			n.log.Warn("stowage: could not check that the map-store storage is shared", "member", m.ID, "err", err)
 			continue
 		}
-		if ans.Code != codeOK {
+		if ans.Msg != "" {
 			return fmt.Errorf("%w: member %s does not see %s/%s of hazelcast.map.%s.map-store (namespace %q, clusterName %q, storage %s): %s",
 				ErrNotShared, m.ID, mapDir(ms, probeDir), n.runID(), pattern, ms.Namespace(), ms.ClusterName(), ms.Properties.Get("fs.defaultFS", ms.Properties.Get("storage.type", "")), ans.Msg)
 		}
@@ -277,8 +283,32 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 	return nil
 }
 
+// mProbe asks a member whether it sees a file in the map stores' storage.
+const mProbe = "probe"
+
+type probeReq struct {
+	Name string `msgpack:"n"` // the file, relative to namespace/clusterName of Store
+	Data []byte `msgpack:"d"` // what it must hold
+	// Store names the map-store entry (its pattern) whose storage is probed.
+	Store string `msgpack:"s"`
+}
+
+// probeAns says why the member does not see the file ("": it does).
+type probeAns struct {
+	Msg string `msgpack:"x,omitempty"`
+}
+
 // onProbe answers whether this member sees another member's probe file.
-func (n *Node) onProbe(ctx context.Context, req *probeReq) codeAns {
+func (n *Node) onProbe(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	var req probeReq
+	if err := msgpack.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("stowage: malformed probe: %w", err)
+	}
+	return msgpack.Marshal(probeAns{Msg: n.probe(ctx, &req)})
+}
+
+// probe checks one probe file; it returns "" when it is there as sent.
+func (n *Node) probe(ctx context.Context, req *probeReq) string {
 	var ms *config.MapStoreConfig
 	for _, mc := range n.cfg.Hazelcast.Maps {
 		if mc.Pattern == req.Store && mc.MapStore != nil {
@@ -286,22 +316,22 @@ func (n *Node) onProbe(ctx context.Context, req *probeReq) codeAns {
 		}
 	}
 	if ms == nil {
-		return codeAns{Code: codeFailed, Msg: fmt.Sprintf("no map-store entry %q here", req.Store)}
+		return fmt.Sprintf("no map-store entry %q here", req.Store)
 	}
 	if err := fsbackend.ValidName(req.Name); err != nil || strings.Contains(req.Name, "/") {
-		return codeAns{Code: codeFailed, Msg: "bad probe name"}
+		return "bad probe name"
 	}
 	f, err := n.openFS(ctx, ms.Properties)
 	if err != nil {
-		return codeAns{Code: codeFailed, Msg: err.Error()}
+		return err.Error()
 	}
 	defer f.Close()
 	b, err := fsbackend.ReadFile(ctx, f, fsbackend.Join(mapDir(ms, probeDir), req.Name))
 	if err != nil {
-		return codeAns{Code: codeFailed, Msg: err.Error()}
+		return err.Error()
 	}
 	if !bytes.Equal(b, req.Data) {
-		return codeAns{Code: codeFailed, Msg: "the file holds something else"}
+		return "the file holds something else"
 	}
-	return codeAns{}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/stowage/stowage/internal/dmap"
 	"github.com/stowage/stowage/serde"
 )
 
@@ -16,7 +17,7 @@ import (
 // call and leaves the map unchanged. Operations wait until their partition
 // is loaded. A Map is safe for concurrent use.
 type Map[K, V any] struct {
-	c  *core
+	m  *dmap.Map
 	kc serde.Codec[K]
 	vc serde.Codec[V]
 }
@@ -25,20 +26,20 @@ type Map[K, V any] struct {
 // it on first use (a persisted map that was found on Open is already
 // loading).
 func GetMap[K, V any](ctx context.Context, n *Node, name string, kc serde.Codec[K], vc serde.Codec[V]) (*Map[K, V], error) {
-	c, err := n.core(ctx, name)
+	m, err := n.e.Map(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &Map[K, V]{c: c, kc: kc, vc: vc}, nil
+	return &Map[K, V]{m: m, kc: kc, vc: vc}, nil
 }
 
 // Name returns the map's name.
-func (m *Map[K, V]) Name() string { return m.c.name }
+func (m *Map[K, V]) Name() string { return m.m.Name() }
 
 func (m *Map[K, V]) key(k K) ([]byte, error) {
 	b, err := m.kc.Encode(k)
 	if err != nil {
-		return nil, fmt.Errorf("stowage: map %q: encode key: %w", m.c.name, err)
+		return nil, fmt.Errorf("stowage: map %q: encode key: %w", m.m.Name(), err)
 	}
 	return b, nil
 }
@@ -46,7 +47,7 @@ func (m *Map[K, V]) key(k K) ([]byte, error) {
 func (m *Map[K, V]) decode(b []byte) (V, error) {
 	v, err := m.vc.Decode(b)
 	if err != nil {
-		return v, fmt.Errorf("stowage: map %q: decode value: %w", m.c.name, err)
+		return v, fmt.Errorf("stowage: map %q: decode value: %w", m.m.Name(), err)
 	}
 	return v, nil
 }
@@ -57,7 +58,7 @@ func (m *Map[K, V]) Get(ctx context.Context, k K) (v V, ok bool, err error) {
 	if err != nil {
 		return v, false, err
 	}
-	b, _, ok, err := m.c.n.get(ctx, m.c, kb)
+	b, ok, err := m.m.Get(ctx, kb)
 	if err != nil || !ok {
 		return v, false, err
 	}
@@ -71,32 +72,32 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, k K) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, _, ok, err := m.c.n.get(ctx, m.c, kb)
+	_, ok, err := m.m.Get(ctx, kb)
 	return ok, err
 }
 
-// run executes o on k at its owner and decodes the value it found.
-func (m *Map[K, V]) run(ctx context.Context, k K, o *op) (old V, had, wrote bool, err error) {
+// run executes a write of k at its owner and decodes the value it found.
+func (m *Map[K, V]) run(ctx context.Context, k K, write func(ctx context.Context, key []byte) ([]byte, bool, error)) (old V, had bool, err error) {
 	kb, err := m.key(k)
 	if err != nil {
-		return old, false, false, err
+		return old, false, err
 	}
-	res, err := m.c.n.do(ctx, m.c, kb, o)
+	ob, had, err := write(ctx, kb)
 	if err != nil {
-		return old, false, false, err
+		return old, false, err
 	}
-	if res.had {
-		if old, err = m.decode(res.old); err != nil {
-			return old, false, false, err
+	if had {
+		if old, err = m.decode(ob); err != nil {
+			return old, false, err
 		}
 	}
-	return old, res.had, res.wrote, nil
+	return old, had, nil
 }
 
 func (m *Map[K, V]) value(v V) ([]byte, error) {
 	b, err := m.vc.Encode(v)
 	if err != nil {
-		return nil, fmt.Errorf("stowage: map %q: encode value: %w", m.c.name, err)
+		return nil, fmt.Errorf("stowage: map %q: encode value: %w", m.m.Name(), err)
 	}
 	return b, nil
 }
@@ -113,8 +114,7 @@ func (m *Map[K, V]) Swap(ctx context.Context, k K, v V) (old V, had bool, err er
 	if err != nil {
 		return old, false, err
 	}
-	old, had, _, err = m.run(ctx, k, &op{kind: opPut, val: b})
-	return old, had, err
+	return m.run(ctx, k, func(ctx context.Context, key []byte) ([]byte, bool, error) { return m.m.Put(ctx, key, b) })
 }
 
 // PutIfAbsent sets k to v only if k has no value; it returns the existing
@@ -124,8 +124,7 @@ func (m *Map[K, V]) PutIfAbsent(ctx context.Context, k K, v V) (existing V, load
 	if err != nil {
 		return existing, false, err
 	}
-	existing, loaded, _, err = m.run(ctx, k, &op{kind: opPutIfAbsent, val: b})
-	return existing, loaded, err
+	return m.run(ctx, k, func(ctx context.Context, key []byte) ([]byte, bool, error) { return m.m.PutIfAbsent(ctx, key, b) })
 }
 
 // Replace sets k to v only if k has a value; it returns the old value and
@@ -135,14 +134,12 @@ func (m *Map[K, V]) Replace(ctx context.Context, k K, v V) (old V, replaced bool
 	if err != nil {
 		return old, false, err
 	}
-	old, replaced, _, err = m.run(ctx, k, &op{kind: opReplace, val: b})
-	return old, replaced, err
+	return m.run(ctx, k, func(ctx context.Context, key []byte) ([]byte, bool, error) { return m.m.Replace(ctx, key, b) })
 }
 
 // Remove deletes k and returns the value it had.
 func (m *Map[K, V]) Remove(ctx context.Context, k K) (old V, removed bool, err error) {
-	old, removed, _, err = m.run(ctx, k, &op{kind: opDelete})
-	return old, removed, err
+	return m.run(ctx, k, m.m.Remove)
 }
 
 // Delete deletes k.
@@ -162,28 +159,28 @@ func (m *Map[K, V]) Compute(ctx context.Context, k K, fn func(old V, ok bool) (n
 	var res V
 	var has bool
 	var ferr error
-	o := &op{fn: func(ob []byte, ok bool) decision {
+	decide := func(ob []byte, ok bool) dmap.Decision {
 		ferr = nil
 		var ov V
 		if ok {
 			if ov, ferr = m.decode(ob); ferr != nil {
-				return decision{}
+				return dmap.Decision{}
 			}
 		}
 		nv, keep := fn(ov, ok)
 		if !keep {
 			res, has = nv, false
-			return decision{write: ok, del: true}
+			return dmap.Decision{Write: ok, Delete: true}
 		}
 		b, err := m.value(nv)
 		if err != nil {
 			ferr = err
-			return decision{}
+			return dmap.Decision{}
 		}
 		res, has = nv, true
-		return decision{write: true, val: b}
-	}}
-	_, _, _, err := m.run(ctx, k, o)
+		return dmap.Decision{Write: true, Value: b}
+	}
+	_, _, err := m.run(ctx, k, func(ctx context.Context, key []byte) ([]byte, bool, error) { return m.m.Compute(ctx, key, decide) })
 	if err == nil {
 		err = ferr
 	}
@@ -199,16 +196,16 @@ func (m *Map[K, V]) Compute(ctx context.Context, k K, fn func(old V, ok bool) (n
 }
 
 // Size returns the number of entries, counted at every owner.
-func (m *Map[K, V]) Size(ctx context.Context) (int, error) { return m.c.n.size(ctx, m.c) }
+func (m *Map[K, V]) Size(ctx context.Context) (int, error) { return m.m.Size(ctx) }
 
 // Range calls fn for every entry until fn returns false. It sees each
 // partition as of one moment; fn may call the map.
 func (m *Map[K, V]) Range(ctx context.Context, fn func(k K, v V) bool) error {
 	var derr error
-	err := m.c.n.rangeAll(ctx, m.c, func(ks string, vb []byte) bool {
+	err := m.m.Range(ctx, func(ks string, vb []byte) bool {
 		k, err := m.kc.Decode([]byte(ks))
 		if err != nil {
-			derr = fmt.Errorf("stowage: map %q: decode key: %w", m.c.name, err)
+			derr = fmt.Errorf("stowage: map %q: decode key: %w", m.m.Name(), err)
 			return false
 		}
 		v, err := m.decode(vb)
@@ -247,11 +244,11 @@ func (m *Map[K, V]) Entries(ctx context.Context) ([]Entry[K, V], error) {
 // Clear deletes every entry, each deletion written through.
 func (m *Map[K, V]) Clear(ctx context.Context) error {
 	var keys []string
-	if err := m.c.n.rangeAll(ctx, m.c, func(k string, _ []byte) bool { keys = append(keys, k); return true }); err != nil {
+	if err := m.m.Range(ctx, func(k string, _ []byte) bool { keys = append(keys, k); return true }); err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if _, err := m.c.n.do(ctx, m.c, []byte(k), &op{kind: opDelete}); err != nil {
+		if _, _, err := m.m.Remove(ctx, []byte(k)); err != nil {
 			return err
 		}
 	}

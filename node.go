@@ -2,10 +2,10 @@ package stowage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +16,7 @@ import (
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/internal/dmap"
 	"github.com/stowage/stowage/internal/testhook"
 	// The local disk is the default storage (fs.defaultFS: file:///), so
 	// it is always built in; other back ends are imported by the program
@@ -93,10 +94,10 @@ type Node struct {
 	cfg  *config.Config
 	log  *slog.Logger
 	reg  *prometheus.Registry
-	m    *metrics
-	d    *dist
+	e    *dmap.Engine
+	view cluster.View
 	clu  *cluster.Cluster  // nil unless Open joined a cluster itself
-	tr   cluster.Transport // closed by Close when Open made it
+	tr   cluster.Transport // nil for a member alone; closed by Close when Open made it
 	ownT bool
 
 	// bolts holds the file of every configured bbolt map store, by
@@ -105,11 +106,7 @@ type Node struct {
 	bolts map[string]*boltstore.File
 
 	mu     sync.Mutex
-	maps   map[string]*core
 	closed bool
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
 }
 
 // Open starts a node: it validates the configuration, joins the cluster
@@ -131,29 +128,23 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.LoadWorkers <= 0 {
-		opts.LoadWorkers = 2 * runtime.GOMAXPROCS(0)
-	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = 60 * time.Second
-	}
-	n := &Node{opts: opts, cfg: opts.Config, log: opts.Logger, maps: map[string]*core{}}
+	n := &Node{opts: opts, cfg: opts.Config, log: opts.Logger}
 	if opts.Registerer == nil {
 		n.reg = prometheus.NewRegistry()
 		opts.Registerer = n.reg
 	}
-	n.m = newMetrics(opts.Registerer)
-	n.ctx, n.cancel = context.WithCancel(context.Background())
 	view, tr, err := n.joinCluster(ctx)
 	if err != nil {
 		return nil, err
 	}
+	n.view = view
 	cc := n.clusterConfig()
-	n.d = newDist(n, view, tr, partition.DefaultCount, cc.replicas, cc.startMin, opts.OpTimeout)
-	n.d.leaseFor = n.leaseTime()
-	if tr != nil {
-		tr.SetHandler(n.d.handle)
-	}
+	n.e = dmap.New(dmap.Config{
+		View: view, Transport: tr, Replicas: cc.replicas, StartMin: cc.startMin,
+		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), LoadWorkers: opts.LoadWorkers,
+		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
+		Logger: n.log, Registerer: opts.Registerer,
+	})
 	if err := n.holdBoltFiles(); err != nil {
 		n.Close()
 		return nil, err
@@ -164,7 +155,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 		return nil, err
 	}
 	for _, name := range names {
-		if _, err := n.core(ctx, name); err != nil {
+		if _, err := n.e.Map(ctx, name); err != nil {
 			n.Close()
 			return nil, err
 		}
@@ -173,7 +164,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	n.d.start()
+	n.e.Start()
 	return n, nil
 }
 
@@ -191,12 +182,7 @@ func (n *Node) Config() *config.Config { return n.cfg }
 
 // ValidMapName reports whether name can name a map: it must never escape
 // its directory (invariant 7).
-func ValidMapName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("%w: %q", ErrInvalidMapName, name)
-	}
-	return nil
-}
+func ValidMapName(name string) error { return dmap.ValidMapName(name) }
 
 func (n *Node) openFS(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
 	if open := n.opts.hooks().OpenFS; open != nil {
@@ -293,67 +279,20 @@ func (n *Node) persistedMaps(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// core returns the named map, creating it (and its store) on first use.
-func (n *Node) core(ctx context.Context, name string) (*core, error) {
-	if err := ValidMapName(name); err != nil {
-		return nil, err
-	}
-	c, made, err := n.makeCore(ctx, name)
-	if err != nil || !made || !n.d.started() {
-		return c, err
-	}
-	// Lock order: a slot's lock is never taken under n.mu.
-	if o, ok := c.store.(mapstore.PartitionOwner); ok {
-		// What the new store scanned of partitions served elsewhere is
-		// not this member's to trust.
-		for p, s := range n.d.slots {
-			s.mu.Lock()
-			if s.released {
-				o.Release(p)
-			}
-			s.mu.Unlock()
-		}
-	}
-	if c.eager != nil {
-		// An EAGER map made while the node runs loads its owned
-		// partitions now, not on first use.
-		if !n.d.goBackground(func() { n.d.readyMap(c); close(c.eager) }) {
-			close(c.eager)
-		}
-	}
-	return c, nil
-}
-
-// makeCore returns the named map, creating it (and opening its store)
-// when it is new here.
-func (n *Node) makeCore(ctx context.Context, name string) (*core, bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return nil, false, ErrClosed
-	}
-	if c := n.maps[name]; c != nil {
-		return c, false, nil
-	}
+// openMap describes a map the node holds for the first time: its store
+// (opened here) and replication, from the map's hazelcast.yaml entry.
+func (n *Node) openMap(ctx context.Context, name string) (dmap.MapSpec, error) {
 	mc, _ := n.cfg.Hazelcast.MapFor(name)
-	syncB, asyncB := n.backupCounts(name)
-	var store mapstore.MapStore
-	lazy := false
+	spec := dmap.MapSpec{SyncBackups: mc.SyncBackups(n.cfg.Engine.BackupCount), AsyncBackups: mc.AsyncBackupCount}
+	spec.WriteQuorum, spec.ReadQuorum = n.quorumOf(name)
 	if ms := mc.MapStore; ms != nil && ms.Enabled {
-		var err error
-		store, err = n.openStore(ctx, name, ms)
+		store, err := n.openStore(ctx, name, ms)
 		if err != nil {
-			return nil, false, err
+			return spec, err
 		}
-		lazy = strings.EqualFold(ms.InitialMode, "LAZY")
+		spec.Store, spec.Lazy = store, strings.EqualFold(ms.InitialMode, "LAZY")
 	}
-	c := newCore(n, name, partition.DefaultCount, store, lazy, syncB, asyncB)
-	c.wq, c.rq = n.quorumOf(name)
-	if n.d.started() && store != nil && !lazy {
-		c.eager = make(chan struct{})
-	}
-	n.maps[name] = c
-	return c, true, nil
+	return spec, nil
 }
 
 func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreConfig) (mapstore.MapStore, error) {
@@ -383,13 +322,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 					n.opts.OnDamage(name, d)
 				}
 			},
-			OnBatch: func(recs, bytes int, took time.Duration, err error) {
-				if err == nil {
-					n.m.batchRecords.Observe(float64(recs))
-					n.m.batchBytes.Observe(float64(bytes))
-					n.m.batchSeconds.Observe(took.Seconds())
-				}
-			},
+			OnBatch: n.e.ObserveBatch,
 		})
 		if err != nil {
 			f.Close()
@@ -397,4 +330,50 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 		}
 		return st, nil
 	}
+}
+
+// Leave hands this member's partitions over to the others, then stops
+// it like Close. Without other members it is Close.
+func (n *Node) Leave(ctx context.Context) error {
+	if n.clu != nil && len(n.view.Members()) > 1 {
+		n.clu.SetDraining()
+		if err := n.e.Drain(ctx); err != nil {
+			n.log.Warn("stowage: leaving before every partition was handed over", "err", err)
+		}
+		if err := n.clu.Leave(ctx); err != nil && !errors.Is(err, cluster.ErrClosed) {
+			n.log.Warn("stowage: leave", "err", err)
+		}
+	}
+	return n.Close()
+}
+
+// Close stops the node without handing partitions over (the others take
+// them as from a failed member): it stops loading and the cluster work,
+// flushes and closes every map store, leaves membership, and returns once
+// every goroutine the node started has stopped.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	n.mu.Unlock()
+	var errs []error
+	if n.clu != nil {
+		errs = append(errs, n.clu.Close())
+	}
+	if n.e != nil {
+		n.e.Stop()
+	}
+	if n.ownT && n.tr != nil {
+		errs = append(errs, n.tr.Close())
+	}
+	if n.e != nil {
+		errs = append(errs, n.e.Close())
+	}
+	for _, f := range n.bolts {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
 }

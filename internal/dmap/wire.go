@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"errors"
@@ -24,7 +24,6 @@ const (
 	mHealth  = "health"  // is the callee loaded
 	mMapInfo = "mapinfo" // size of a map's partitions on the callee
 	mRelease = "release" // new owner -> old holders: drop your copy
-	mProbe   = "probe"   // do you see this file in the map stores' storage?
 	mSuspect = "suspect" // my connection to this member was refused: check it
 )
 
@@ -213,13 +212,6 @@ type healthAns struct {
 	Safe   bool   `msgpack:"sf"` // every owned partition has all its backups filled
 	TV     int64  `msgpack:"tv"`
 	Why    string `msgpack:"w,omitempty"`
-}
-
-type probeReq struct {
-	Name string `msgpack:"n"` // the file, relative to namespace/clusterName of Store
-	Data []byte `msgpack:"d"` // what it must hold
-	// Store names the map-store entry (its pattern) whose storage is probed.
-	Store string `msgpack:"s"`
 }
 
 type mapInfoReq struct {

@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // current. A member alone (no transport) runs the same code with a view
 // of one.
 type dist struct {
-	n        *Node
+	n        *Engine
 	log      *slog.Logger
 	view     cluster.View
 	tr       cluster.Transport // nil: a member alone
@@ -67,7 +67,7 @@ type dist struct {
 	running atomic.Bool
 }
 
-func newDist(n *Node, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
+func newDist(n *Engine, view cluster.View, tr cluster.Transport, count, replicas, startMin int, timeout time.Duration) *dist {
 	d := &dist{n: n, log: n.log, view: view, tr: tr, self: view.Self().ID, count: count, replicas: replicas,
 		startMin: max(1, startMin), timeout: timeout, tabCh: make(chan struct{}),
 		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, slowAsync: map[string]time.Time{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}

@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import "github.com/prometheus/client_golang/prometheus"
 

@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"
@@ -8,12 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/mapstore"
 )
 
 // allCores returns every map this member holds.
-func (n *Node) allCores() []*core {
+func (n *Engine) allCores() []*core {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := make([]*core, 0, len(n.maps))
@@ -26,13 +25,13 @@ func (n *Node) allCores() []*core {
 
 // partData collects partition p of every map: those ready (owner) or
 // filled (backup) here.
-func (n *Node) partData(p int, owner bool, cores []*core) partData {
+func (n *Engine) partData(p int, owner bool, cores []*core) partData {
 	return n.partDataFor(p, owner, cores, 0)
 }
 
 // partDataFor is partData for the backup at place pos (1-based) in p's
 // replica set: only the maps that keep that many backups (0: all).
-func (n *Node) partDataFor(p int, owner bool, cores []*core, pos int) partData {
+func (n *Engine) partDataFor(p int, owner bool, cores []*core, pos int) partData {
 	pd := partData{P: p}
 	for _, c := range cores {
 		if pos > 0 && pos > c.sync+c.async {
@@ -54,7 +53,7 @@ func (n *Node) partDataFor(p int, owner bool, cores []*core, pos int) partData {
 
 // seqSum is the sum of partition p's last seqs over the maps: a measure
 // of how far a holder's copy got, to choose between equal epochs.
-func (n *Node) seqSum(p int) uint64 {
+func (n *Engine) seqSum(p int) uint64 {
 	var s uint64
 	for _, c := range n.allCores() {
 		pt := c.parts[p]
@@ -66,14 +65,14 @@ func (n *Node) seqSum(p int) uint64 {
 }
 
 // dropPartition forgets what this member holds of partition p.
-func (n *Node) dropPartition(p int) {
+func (n *Engine) dropPartition(p int) {
 	for _, c := range n.allCores() {
 		c.clearPart(c.parts[p])
 	}
 }
 
 // releaseStores tells the map stores this member no longer owns p.
-func (n *Node) releaseStores(p int) {
+func (n *Engine) releaseStores(p int) {
 	for _, c := range n.allCores() {
 		if o, ok := c.store.(mapstore.PartitionOwner); ok {
 			o.Release(p)
@@ -82,10 +81,10 @@ func (n *Node) releaseStores(p int) {
 }
 
 // parallel runs fn(0..n-1) on LoadWorkers goroutines.
-func (n *Node) parallel(count int, fn func(i int)) {
+func (n *Engine) parallel(count int, fn func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(n.opts.LoadWorkers, count); w++ {
+	for w := 0; w < min(n.cfg.LoadWorkers, count); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -101,24 +100,13 @@ func (n *Node) parallel(count int, fn func(i int)) {
 	wg.Wait()
 }
 
-// Leave hands this member's partitions over to the others, then stops
-// it like Close. Without other members it is Close.
-func (n *Node) Leave(ctx context.Context) error {
-	if n.clu != nil && len(n.d.view.Members()) > 1 {
-		if err := n.drain(ctx); err != nil {
-			n.log.Warn("stowage: leaving before every partition was handed over", "err", err)
-		}
-		if err := n.clu.Leave(ctx); err != nil && !errors.Is(err, cluster.ErrClosed) {
-			n.log.Warn("stowage: leave", "err", err)
-		}
+// Drain waits until a table without this member is installed and no
+// partition is held here any more (the caller told membership this
+// member is leaving).
+func (n *Engine) Drain(ctx context.Context) error {
+	if len(n.d.view.Members()) <= 1 {
+		return nil
 	}
-	return n.Close()
-}
-
-// drain waits until a table without this member is installed and no
-// partition is held here any more.
-func (n *Node) drain(ctx context.Context) error {
-	n.clu.SetDraining()
 	for {
 		t, ch := n.d.currentTable()
 		busy := t == nil
@@ -151,37 +139,36 @@ func (n *Node) drain(ctx context.Context) error {
 	}
 }
 
-// Close stops the node without handing partitions over (the others take
-// them as from a failed member): it stops loading and the cluster work,
-// flushes and closes every map store, leaves membership, and returns once
-// every goroutine the node started has stopped.
-func (n *Node) Close() error {
+// Close stops the engine without handing partitions over (the others
+// take them as from a failed member): it stops loading and the cluster
+// work, flushes and closes every map store, and returns once every
+// goroutine the engine started has stopped.
+func (n *Engine) Close() error {
+	n.Stop()
 	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
-		return nil
-	}
-	n.closed = true
+	cores := n.maps
+	n.maps = nil
 	n.mu.Unlock()
-	n.cancel()
 	var errs []error
-	if n.clu != nil {
-		errs = append(errs, n.clu.Close())
-	}
-	if n.d != nil {
-		n.d.stop()
-	}
-	if n.ownT && n.tr != nil {
-		errs = append(errs, n.tr.Close())
-	}
-	n.wg.Wait()
-	for _, c := range n.maps {
+	for _, c := range cores {
 		if c.store != nil {
 			errs = append(errs, c.store.Close())
 		}
 	}
-	for _, f := range n.bolts {
-		errs = append(errs, f.Close())
-	}
 	return errors.Join(errs...)
+}
+
+// Stop is the first half of Close: it refuses new maps, stops the
+// cluster work and waits for its goroutines, but leaves the map stores
+// open (calls still being served may write them; Close closes them).
+func (n *Engine) Stop() {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	n.closed = true
+	n.mu.Unlock()
+	n.cancel()
+	n.d.stop()
 }

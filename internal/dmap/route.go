@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // over the transport; a moved partition or an unreachable owner is
 // routed again once the table changes. An operation with a function
 // (Compute) runs on a remote owner as read, decide, compare-and-set.
-func (n *Node) do(ctx context.Context, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) do(ctx context.Context, c *core, key []byte, o *op) (opResult, error) {
 	d := n.d
 	ctx, cancel := withTimeout(ctx, d.timeout)
 	defer cancel()
@@ -86,7 +86,7 @@ func retryable(err error) bool {
 }
 
 // remote forwards o to the owner.
-func (n *Node) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
 	d := n.d
 	req := opReq{TV: d.tableVersion(), Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: toW(o.expVer)}
 	var b []byte
@@ -125,17 +125,17 @@ func (n *Node) remote(ctx context.Context, owner string, c *core, key []byte, o 
 // casRemote runs a function operation on a remote owner: read the entry
 // with its version, decide here, and write only if the entry is unchanged
 // (else read again).
-func (n *Node) casRemote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) casRemote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
 	for {
 		r, err := n.remote(ctx, owner, c, key, &op{kind: opGet})
 		if err != nil {
 			return r, err
 		}
 		dd := o.fn(r.old, r.had)
-		if !dd.write || (dd.del && !r.had) {
-			return opResult{old: r.old, had: r.had, ver: r.ver, wrote: dd.write}, nil
+		if !dd.Write || (dd.Delete && !r.had) {
+			return opResult{old: r.old, had: r.had, ver: r.ver, wrote: dd.Write}, nil
 		}
-		w, err := n.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.val, del: dd.del, expOK: r.had, expVer: r.ver})
+		w, err := n.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.Value, del: dd.Delete, expOK: r.had, expVer: r.ver})
 		if err != nil {
 			return w, err
 		}
@@ -172,7 +172,7 @@ func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
 }
 
 // byOwner groups partitions by their owner in the current table.
-func (n *Node) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
+func (n *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
 	out := map[string][]int{}
 	for _, p := range ps {
 		o, err := n.d.ownerOf(ctx, p)
@@ -187,7 +187,7 @@ func (n *Node) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan 
 
 // scatter runs fn on every partition's owner: locally or remote, and
 // again for partitions that moved meanwhile.
-func (n *Node) scatter(ctx context.Context, c *core, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
+func (n *Engine) scatter(ctx context.Context, c *core, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
 	ctx, cancel := withTimeout(ctx, n.d.timeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
@@ -247,7 +247,7 @@ func (n *Node) scatter(ctx context.Context, c *core, local func(p int) error, re
 
 // rangeAll calls fn for each entry of map c, partition by partition, on
 // copies, so fn may call the map.
-func (n *Node) rangeAll(ctx context.Context, c *core, fn func(k string, v []byte) bool) error {
+func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []byte) bool) error {
 	stop := errors.New("stop")
 	each := func(es []wrec) error {
 		for _, e := range es {
@@ -284,7 +284,7 @@ func (n *Node) rangeAll(ctx context.Context, c *core, fn func(k string, v []byte
 }
 
 // size counts map c's entries over every owner.
-func (n *Node) size(ctx context.Context, c *core) (int, error) {
+func (n *Engine) size(ctx context.Context, c *core) (int, error) {
 	total := 0
 	err := n.scatter(ctx, c, func(p int) error {
 		if err := n.d.slots[p].enterRead(ctx); err != nil {
@@ -314,7 +314,7 @@ func (n *Node) size(ctx context.Context, c *core) (int, error) {
 }
 
 // get reads key of map c at its owner.
-func (n *Node) get(ctx context.Context, c *core, key []byte) ([]byte, mapstore.Version, bool, error) {
+func (n *Engine) get(ctx context.Context, c *core, key []byte) ([]byte, mapstore.Version, bool, error) {
 	r, err := n.do(ctx, c, key, &op{kind: opGet})
 	return r.old, r.ver, r.had, err
 }

@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"

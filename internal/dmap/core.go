@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // commits in the store.
 type core struct {
 	name  string
-	n     *Node
+	n     *Engine
 	parts []*part
 	store mapstore.MapStore // nil: memory only
 	lazy  bool
@@ -76,7 +76,7 @@ type part struct {
 	above   map[uint64][]byte
 }
 
-func newCore(n *Node, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *core {
+func newCore(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *core {
 	c := &core{name: name, n: n, parts: make([]*part, count), store: store, lazy: lazy, sync: syncB, async: asyncB, m: n.m}
 	for i := range c.parts {
 		c.parts[i] = &part{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
@@ -173,11 +173,11 @@ func (c *core) startEpoch(ctx context.Context, p int, epoch, from uint64) error 
 
 func (c *core) partOf(key []byte) *part { return c.parts[partition.Of(key, len(c.parts))] }
 
-// decision is what an update function returns.
-type decision struct {
-	write bool   // false: leave the entry as it is
-	del   bool   // delete the entry (with write)
-	val   []byte // new value (with write, not del)
+// Decision is what a Compute function returns.
+type Decision struct {
+	Write  bool   // false: leave the entry as it is
+	Delete bool   // delete the entry (with Write)
+	Value  []byte // new value (with Write, not Delete)
 }
 
 // op is one map operation, executed by the partition's owner: a kind
@@ -188,27 +188,27 @@ type op struct {
 	del    bool // opCAS: delete rather than write val
 	expOK  bool // opCAS: the entry must be present at expVer (else absent)
 	expVer mapstore.Version
-	fn     func(old []byte, ok bool) decision // local only; overrides kind
+	fn     func(old []byte, ok bool) Decision // local only; overrides kind
 }
 
-func (o *op) decide(old []byte, ver mapstore.Version, ok bool) decision {
+func (o *op) decide(old []byte, ver mapstore.Version, ok bool) Decision {
 	if o.fn != nil {
 		return o.fn(old, ok)
 	}
 	switch o.kind {
 	case opPut:
-		return decision{write: true, val: o.val}
+		return Decision{Write: true, Value: o.val}
 	case opPutIfAbsent:
-		return decision{write: !ok, val: o.val}
+		return Decision{Write: !ok, Value: o.val}
 	case opReplace:
-		return decision{write: ok, val: o.val}
+		return Decision{Write: ok, Value: o.val}
 	case opDelete:
-		return decision{write: ok, del: true}
+		return Decision{Write: ok, Delete: true}
 	case opCAS:
 		match := ok == o.expOK && (!ok || ver == o.expVer)
-		return decision{write: match, del: o.del, val: o.val}
+		return Decision{Write: match, Delete: o.del, Value: o.val}
 	}
-	return decision{}
+	return Decision{}
 }
 
 // opResult is what an operation found and did.
@@ -265,8 +265,8 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 	}
 	prev, had := p.entries[k]
 	d := o.decide(prev.val, prev.ver, had)
-	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.write}
-	if !d.write || (d.del && !had) {
+	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
+	if !d.Write || (d.Delete && !had) {
 		p.mu.Unlock()
 		return res, nil
 	}
@@ -277,15 +277,15 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 	p.inflight[ver.Seq] = struct{}{}
 	p.mu.Unlock()
 
-	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.val, Deleted: d.del}
+	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.Value, Deleted: d.Delete}
 	err = c.n.d.replicate(ctx, c, p, t, r, prev, had)
 
 	p.mu.Lock()
 	if err == nil {
-		if d.del {
+		if d.Delete {
 			delete(p.entries, k)
 		} else {
-			p.entries[k] = entry{val: d.val, ver: ver}
+			p.entries[k] = entry{val: d.Value, ver: ver}
 		}
 		res.ver = ver
 	}

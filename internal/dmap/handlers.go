@@ -1,4 +1,4 @@
-package stowage
+package dmap
 
 import (
 	"context"
@@ -99,12 +99,6 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			return enc(tableMsg{}), nil
 		}
 		return enc(tableOf(t)), nil
-	case mProbe:
-		var req probeReq
-		if err := dec(body, &req); err != nil {
-			return nil, err
-		}
-		return enc(d.n.onProbe(ctx, &req)), nil
 	case mSuspect:
 		// Another member's connection to id was refused: check it here.
 		if a := d.addr(string(body)); a != "" && string(body) != d.self {
@@ -120,6 +114,9 @@ func (d *dist) handle(ctx context.Context, from, method string, body []byte) ([]
 			safe, why = d.localSafeWhy()
 		}
 		return enc(healthAns{Loaded: loaded, Safe: safe, TV: d.tableVersion(), Why: why}), nil
+	}
+	if h := d.n.cfg.Methods[method]; h != nil {
+		return h(ctx, from, body)
 	}
 	return nil, fmt.Errorf("stowage: unknown method %q", method)
 }

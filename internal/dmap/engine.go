@@ -1,0 +1,215 @@
+package dmap
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+)
+
+// MapSpec is what the engine needs to know of a map when it first holds
+// it: its store and how it is replicated and protected.
+type MapSpec struct {
+	// Store is the map's store (nil: memory only). The engine owns it from
+	// then on and closes it at Close.
+	Store mapstore.MapStore
+	// Lazy loads a partition from the store on its first use instead of
+	// when the partition becomes this member's (EAGER).
+	Lazy bool
+	// SyncBackups and AsyncBackups: how many replicas after the owner
+	// apply each write before it is acknowledged, and how many get it
+	// after.
+	SyncBackups, AsyncBackups int
+	// WriteQuorum and ReadQuorum: split-brain protection, the members that
+	// must be live for writes and for reads (0: none).
+	WriteQuorum, ReadQuorum int
+}
+
+// Config wires an Engine.
+type Config struct {
+	// View and Transport are the cluster this member is part of; a nil
+	// Transport is a member alone (View is then a view of one).
+	View      cluster.View
+	Transport cluster.Transport
+	// Replicas is the partition table's replica-set size (owner plus the
+	// most backups any map keeps); StartMin the members needed before the
+	// first table (hazelcast.initial.min.cluster.size).
+	Replicas, StartMin int
+	// OpTimeout bounds an operation whose context has no deadline.
+	OpTimeout time.Duration
+	// Lease is the owner's lease (lease.go); 0 turns it off.
+	Lease time.Duration
+	// LoadWorkers is how many partitions load in parallel (default: 2x
+	// CPUs).
+	LoadWorkers int
+	// OpenMap describes a map the engine holds for the first time. It is
+	// called with the engine's map registry locked: it must not call the
+	// engine.
+	OpenMap func(ctx context.Context, name string) (MapSpec, error)
+	// Methods are further member-protocol methods this member serves
+	// (the root package's storage probe), by name.
+	Methods map[string]Handler
+	Logger  *slog.Logger
+	// Registerer receives the engine's metrics.
+	Registerer prometheus.Registerer
+}
+
+// Handler serves one member-protocol method: from is the caller's
+// transport address.
+type Handler func(ctx context.Context, from string, body []byte) ([]byte, error)
+
+// Engine is this member's part of the cluster's maps: the maps it holds,
+// its share of their partitions, and the work that keeps both current. It
+// is safe for concurrent use.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+	m   *metrics
+	d   *dist
+
+	mu     sync.Mutex
+	maps   map[string]*core
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New makes an engine over cfg's cluster and starts serving the member
+// protocol; Start begins the cluster work once the persisted maps are
+// known.
+func New(cfg Config) *Engine {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.LoadWorkers <= 0 {
+		cfg.LoadWorkers = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = 60 * time.Second
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*core{}}
+	n.m = newMetrics(cfg.Registerer)
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.d = newDist(n, cfg.View, cfg.Transport, partition.DefaultCount, cfg.Replicas, cfg.StartMin, cfg.OpTimeout)
+	n.d.leaseFor = cfg.Lease
+	if cfg.Transport != nil {
+		cfg.Transport.SetHandler(n.d.handle)
+	}
+	return n
+}
+
+// Start begins the cluster work: the master's table, take-overs, the
+// lease.
+func (n *Engine) Start() { n.d.start() }
+
+// Self is this member's id.
+func (n *Engine) Self() string { return n.d.self }
+
+// Call makes one member-protocol call to the member at addr.
+func (n *Engine) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	return n.d.rpc(ctx, addr, method, body)
+}
+
+// ObserveBatch records one group-commit batch of a map store.
+func (n *Engine) ObserveBatch(recs, bytes int, took time.Duration, err error) {
+	if err == nil {
+		n.m.batchRecords.Observe(float64(recs))
+		n.m.batchBytes.Observe(float64(bytes))
+		n.m.batchSeconds.Observe(took.Seconds())
+	}
+}
+
+// ValidMapName reports whether name can name a map: it must never escape
+// its directory (invariant 7).
+func ValidMapName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("%w: %q", ErrInvalidMapName, name)
+	}
+	return nil
+}
+
+// Map returns the named map, holding it (and opening its store) on first
+// use.
+func (n *Engine) Map(ctx context.Context, name string) (*Map, error) {
+	c, err := n.core(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Map{c: c}, nil
+}
+
+// Map is one map held by an engine.
+type Map struct{ c *core }
+
+// Name is the map's name.
+func (m *Map) Name() string { return m.c.name }
+
+// core returns the named map, creating it (and its store) on first use.
+func (n *Engine) core(ctx context.Context, name string) (*core, error) {
+	if err := ValidMapName(name); err != nil {
+		return nil, err
+	}
+	c, made, err := n.makeCore(ctx, name)
+	if err != nil || !made || !n.d.started() {
+		return c, err
+	}
+	// Lock order: a slot's lock is never taken under n.mu.
+	if o, ok := c.store.(mapstore.PartitionOwner); ok {
+		// What the new store scanned of partitions served elsewhere is
+		// not this member's to trust.
+		for p, s := range n.d.slots {
+			s.mu.Lock()
+			if s.released {
+				o.Release(p)
+			}
+			s.mu.Unlock()
+		}
+	}
+	if c.eager != nil {
+		// An EAGER map made while the node runs loads its owned
+		// partitions now, not on first use.
+		if !n.d.goBackground(func() { n.d.readyMap(c); close(c.eager) }) {
+			close(c.eager)
+		}
+	}
+	return c, nil
+}
+
+// makeCore returns the named map, creating it (and opening its store)
+// when it is new here.
+func (n *Engine) makeCore(ctx context.Context, name string) (*core, bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, false, ErrClosed
+	}
+	if c := n.maps[name]; c != nil {
+		return c, false, nil
+	}
+	var spec MapSpec
+	if n.cfg.OpenMap != nil {
+		var err error
+		if spec, err = n.cfg.OpenMap(ctx, name); err != nil {
+			return nil, false, err
+		}
+	}
+	c := newCore(n, name, partition.DefaultCount, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
+	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
+	if n.d.started() && spec.Store != nil && !spec.Lazy {
+		c.eager = make(chan struct{})
+	}
+	n.maps[name] = c
+	return c, true, nil
+}

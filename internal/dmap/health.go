@@ -1,0 +1,290 @@
+package dmap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// localLoaded reports whether this member serves every partition the
+// table gives it, with every EAGER map loaded.
+func (n *Engine) localLoaded() (bool, string) {
+	t, _ := n.d.currentTable()
+	if t == nil {
+		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", n.d.startMin)
+	}
+	cores := n.allCores()
+	for p, rs := range t.Owners {
+		if len(rs) == 0 || rs[0] != n.d.self {
+			continue
+		}
+		s := n.d.slots[p]
+		s.mu.Lock()
+		st := s.st
+		s.mu.Unlock()
+		if st != stActive {
+			return false, fmt.Sprintf("partition %d is %s", p, st)
+		}
+		for _, c := range cores {
+			if c.store == nil || c.lazy {
+				continue
+			}
+			pt := c.parts[p]
+			pt.mu.Lock()
+			ready := pt.ready
+			pt.mu.Unlock()
+			if !ready {
+				return false, fmt.Sprintf("map %q partition %d is loading", c.name, p)
+			}
+		}
+	}
+	return true, ""
+}
+
+// Loaded reports whether the cluster's maps are loaded: this member and
+// every other live member serve the partitions the table gives them.
+func (n *Engine) Loaded() bool {
+	ok, _ := n.LoadState(context.Background())
+	return ok
+}
+
+// LoadState is Loaded with the reason when it is false: the first
+// partition, map or member found still loading.
+func (n *Engine) LoadState(ctx context.Context) (loaded bool, why string) {
+	if ok, why := n.localLoaded(); !ok {
+		return false, why
+	}
+	return n.everyMember(ctx, func(a healthAns) bool { return a.Loaded })
+}
+
+// everyMember asks every other live member for its health and reports
+// whether ok holds of each answer, with the same table version as here.
+func (n *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
+	if n.d.tr == nil {
+		return true, ""
+	}
+	tv := n.d.tableVersion()
+	for _, m := range n.d.refreshMembers() {
+		if m.ID == n.d.self {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		b, err := n.d.rpc(cctx, m.RPC, mHealth, nil)
+		cancel()
+		var ans healthAns
+		if err == nil {
+			err = dec(b, &ans)
+		}
+		switch {
+		case err != nil:
+			return false, fmt.Sprintf("member %s: %v", m.ID, err)
+		case !ok(ans) || ans.TV != tv:
+			return false, fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
+		}
+	}
+	return true, ""
+}
+
+// localSafe reports whether every partition this member owns has each
+// backup the table names filled.
+func (d *dist) localSafe() bool {
+	ok, _ := d.localSafeWhy()
+	return ok
+}
+
+func (d *dist) localSafeWhy() (bool, string) {
+	t, _ := d.currentTable()
+	if t == nil {
+		return false, "no table"
+	}
+	for p, rs := range t.Owners {
+		if len(rs) == 0 || rs[0] != d.self {
+			continue
+		}
+		s := d.slots[p]
+		s.mu.Lock()
+		ok := s.st == stActive && slices.Equal(s.backups, rs[1:]) && !s.dirty
+		why := fmt.Sprintf("partition %d: %s, backups %v of %v, dirty %v", p, s.st, s.backups, rs[1:], s.dirty)
+		s.mu.Unlock()
+		if !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// Safe reports whether the cluster is safe, as Hazelcast's
+// PartitionService.isClusterSafe: every member is loaded with the same
+// table, and every partition's backups are filled, so that losing any
+// backup-count members loses nothing. A rolling restart waits for it
+// before stopping the next member.
+func (n *Engine) Safe(ctx context.Context) bool {
+	ok, _ := n.safeWhy(ctx)
+	return ok
+}
+
+func (n *Engine) safeWhy(ctx context.Context) (bool, string) {
+	if ok, why := n.localLoaded(); !ok {
+		return false, why
+	}
+	if ok, why := n.d.localSafeWhy(); !ok {
+		return false, why
+	}
+	return n.everyMember(ctx, func(a healthAns) bool { return a.Safe })
+}
+
+// WaitLoaded blocks until this member serves every partition the table
+// gives it, with its EAGER maps loaded.
+func (n *Engine) WaitLoaded(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if ok, _ := n.localLoaded(); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			_, why := n.localLoaded()
+			return fmt.Errorf("stowage: not loaded (%s): %w", why, ctx.Err())
+		case <-n.ctx.Done():
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+// MapInfo describes a map as this member holds it.
+type MapInfo struct {
+	Name      string `json:"name"`
+	Size      int    `json:"size"` // entries in the partitions this member owns (Map.Size counts all)
+	Backups   int    `json:"backup_entries"`
+	Loaded    bool   `json:"loaded"`
+	Persisted bool   `json:"persisted"`
+	// OwnedPartitions is how many partitions this member owns, and
+	// LoadedPartitions how many of those hold the map's data (read from
+	// its store, taken over, or new). An EAGER map loads every owned
+	// partition at start; a LAZY one loads a partition on its first use,
+	// so LoadedPartitions counts the partitions used since.
+	OwnedPartitions  int `json:"owned_partitions"`
+	LoadedPartitions int `json:"loaded_partitions"`
+}
+
+// MapInfo describes the named map as this member holds it; false when
+// the map is not held here.
+func (n *Engine) MapInfo(name string) (MapInfo, bool) {
+	n.mu.Lock()
+	c := n.maps[name]
+	n.mu.Unlock()
+	if c == nil {
+		return MapInfo{}, false
+	}
+	return n.mapInfo(c), true
+}
+
+// Maps describes the maps this member holds.
+func (n *Engine) Maps() []MapInfo {
+	var out []MapInfo
+	for _, c := range n.allCores() {
+		out = append(out, n.mapInfo(c))
+	}
+	return out
+}
+
+func (n *Engine) mapInfo(c *core) MapInfo {
+	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
+	for p, pt := range c.parts {
+		s := n.d.slots[p]
+		s.mu.Lock()
+		st := s.st
+		s.mu.Unlock()
+		pt.mu.Lock()
+		switch st {
+		case stActive:
+			mi.Size += len(pt.entries)
+			mi.OwnedPartitions++
+			if pt.ready {
+				mi.LoadedPartitions++
+			} else if !c.lazy {
+				mi.Loaded = false
+			}
+		case stAcquiring:
+			mi.Loaded = false
+		case stBackup, stHeld:
+			mi.Backups += len(pt.entries)
+		}
+		pt.mu.Unlock()
+	}
+	return mi
+}
+
+// ClusterInfo describes the cluster as this member sees it.
+type ClusterInfo struct {
+	ClusterName         string         `json:"cluster_name"`
+	Self                string         `json:"self"`
+	Members             []string       `json:"members"`
+	Master              string         `json:"master"`
+	PartitionCount      int            `json:"partition_count"`
+	PartitionTableVer   int64          `json:"partition_table_version"`
+	PartitionsPerMember map[string]int `json:"partitions_per_member"`
+	BackupsPerMember    map[string]int `json:"backups_per_member"`
+	ReplicaCount        int            `json:"replica_count"`
+	Loaded              bool           `json:"loaded"`
+	Loading             string         `json:"loading,omitempty"`
+	// Safe: loaded, and every partition's backups are filled.
+	Safe bool `json:"safe"`
+}
+
+// Cluster describes the cluster: members (oldest first), master, the
+// partition table's version and each member's partitions.
+func (n *Engine) Cluster(ctx context.Context) ClusterInfo {
+	ci := ClusterInfo{Self: n.d.self, PartitionCount: n.d.count,
+		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: n.d.replicas}
+	for _, m := range n.d.view.Members() {
+		ci.Members = append(ci.Members, m.ID)
+	}
+	if len(ci.Members) > 0 {
+		ci.Master = ci.Members[0]
+	}
+	if t, _ := n.d.currentTable(); t != nil {
+		ci.PartitionTableVer = t.Version
+		for _, rs := range t.Owners {
+			if len(rs) > 0 {
+				ci.PartitionsPerMember[rs[0]]++
+			}
+			for _, b := range rs[min(1, len(rs)):] {
+				ci.BackupsPerMember[b]++
+			}
+		}
+	}
+	ci.Loaded, ci.Loading = n.LoadState(ctx)
+	ci.Safe = ci.Loaded && n.Safe(ctx)
+	return ci
+}
+
+// Owner returns the member id owning partition p in this member's
+// current table ("" before the first table).
+func (n *Engine) Owner(p int) string {
+	t, _ := n.d.currentTable()
+	if t == nil {
+		return ""
+	}
+	return t.Owner(p)
+}
+
+// Replicas returns the member ids of partition p's replica set in this
+// member's current table: the owner first, then the backups in order (nil
+// before the first table).
+func (n *Engine) Replicas(p int) []string {
+	t, _ := n.d.currentTable()
+	if t == nil || p < 0 || p >= len(t.Owners) {
+		return nil
+	}
+	return slices.Clone(t.Owners[p])
+}
+
+// SafeWhy says why the cluster is not safe ("" when it is).
+func (n *Engine) SafeWhy() string {
+	_, why := n.safeWhy(context.Background())
+	return why
+}
