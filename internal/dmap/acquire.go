@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/partition"
 	"slices"
 	"sort"
 	"sync"
@@ -39,25 +40,25 @@ const epochShift = 20
 type source struct {
 	member  string // "" with store
 	store   bool
-	epoch   uint64   // the highest epoch any holder reported
-	holders []string // members that reported a copy (released once done)
-	kind    int      // what the source holds (holdHeld, holdActive, holdBackup)
+	epoch   uint64         // the highest epoch any holder reported
+	holders []string       // members that reported a copy (released once done)
+	kind    partition.Kind // what the source holds (HoldHeld, HoldActive, HoldBackup)
 }
 
 type candidate struct {
 	id    string
-	kind  int
+	kind  partition.Kind
 	epoch uint64
 	seqs  uint64
 }
 
-func kindRank(k int) int {
+func kindRank(k partition.Kind) int {
 	switch k {
-	case holdActive:
+	case partition.HoldActive:
 		return 3
-	case holdHeld:
+	case partition.HoldHeld:
 		return 2
-	case holdBackup:
+	case partition.HoldBackup:
 		return 1
 	}
 	return 0
@@ -119,43 +120,18 @@ func (d *dist) acquire(ps []int, gens []uint64) {
 func (d *dist) stillAcquiring(ps []int, gen map[int]uint64) []int {
 	out := ps[:0:0]
 	for _, p := range ps {
-		s := d.slots[p]
-		s.mu.Lock()
-		switch {
-		case s.st == stAcquiring && s.gen == gen[p]:
+		if d.slots[p].Acquiring(gen[p], func() bool { return d.inReplicaSet(p, d.self) }, d.dropper(p), d.releaser(p)) {
 			out = append(out, p)
-		case s.st == stAcquiring && s.abandoned:
-			d.abandonLocked(s, false, 0)
 		}
-		s.mu.Unlock()
 	}
 	return out
 }
 
-// abandonLocked steps back from an abandoned take-over: with a copy
-// installed (owner-grade: it may be the newest there is) the member holds
-// it for whoever owns the partition now; without, it goes back to what it
-// was. s.mu held.
-func (d *dist) abandonLocked(s *slot, installed bool, epoch uint64) {
-	s.abandoned = false
-	t, _ := d.currentTable()
-	inSet := t != nil && slices.Contains(t.Owners[s.id], d.self)
-	switch {
-	case installed || s.prev == stHeld || s.prev == stActive:
-		s.st, s.epoch = stHeld, max(s.epoch, epoch)
-	case s.prev == stBackup && s.synced:
-		s.st = stBackup
-	case inSet:
-		s.st, s.synced = stBackup, false
-	default:
-		s.st = stNone
-		d.n.dropPartition(s.id)
-	}
-	s.backups = nil
-	d.n.releaseStores(s.id)
-	s.released = true
-	s.notify()
-}
+// dropper forgets what this member holds of partition p.
+func (d *dist) dropper(p int) func() { return func() { d.n.dropPartition(p) } }
+
+// releaser tells the map stores this member does not serve p.
+func (d *dist) releaser(p int) func() { return func() { d.n.releaseStores(p) } }
 
 // plan asks every live member what it holds of ps and picks a source for
 // each partition that can be decided now.
@@ -207,18 +183,18 @@ func (d *dist) plan(ps []int) map[int]source {
 		for id, sts := range statuses {
 			st := sts[i]
 			maxEpoch = max(maxEpoch, st.Epoch)
-			if st.Kind != holdNone {
+			if st.Kind != partition.HoldNone {
 				holders = append(holders, id)
 			}
 			switch st.Kind {
-			case holdAcquire:
+			case partition.HoldAcquire:
 				if id != d.self {
 					wait = true
 					if i == 0 {
 						d.log.Debug("stowage: waiting for a member acquiring the partition", "partition", p, "member", id)
 					}
 				}
-			case holdActive, holdHeld, holdBackup:
+			case partition.HoldActive, partition.HoldHeld, partition.HoldBackup:
 				c := candidate{id: id, kind: st.Kind, epoch: st.Epoch, seqs: st.Seqs}
 				if !found || c.better(best, d.self) {
 					best, found = c, true
@@ -231,7 +207,7 @@ func (d *dist) plan(ps []int) map[int]source {
 			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders, kind: best.kind}
 		default:
 			plan[p] = source{store: true, epoch: maxEpoch, holders: holders}
-			if st := statuses[d.self][i]; st.Kind != holdNone {
+			if st := statuses[d.self][i]; st.Kind != partition.HoldNone {
 				d.log.Debug("stowage: no source", "partition", p, "self kind", st.Kind, "epoch", st.Epoch)
 			}
 		}
@@ -250,13 +226,7 @@ func (d *dist) localStatus(ps []int, own bool) []partStatus {
 		if t != nil {
 			joined = t.JoinedAt(p, d.self)
 		}
-		s := d.slots[p]
-		s.mu.Lock()
-		k, e := s.holdKindLocked(joined), s.epoch
-		if own {
-			k = s.dataKindLocked(joined)
-		}
-		s.mu.Unlock()
+		k, e := d.slots[p].Status(joined, own)
 		out[i] = partStatus{Kind: k, Epoch: e, Seqs: d.n.seqSum(p)}
 	}
 	return out
@@ -319,12 +289,9 @@ func (d *dist) execute(plan map[int]source, gen map[int]uint64) map[int]bool {
 		d.log.Warn("stowage: taking over partitions failed; retrying", "err", err)
 	}
 	for _, it := range items {
-		s := d.slots[it.p]
-		s.mu.Lock()
-		if s.st != stAcquiring || s.gen != gen[it.p] {
+		if !d.slots[it.p].StillAcquiring(gen[it.p]) {
 			done[it.p] = true
 		}
-		s.mu.Unlock()
 	}
 	return done
 }
@@ -392,26 +359,10 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 	d.n.parallel(len(ok), func(i int) {
 		it := ok[i]
 		backups := d.fillAll(ctx, it.p, it.epoch, cores)
-		s := d.slots[it.p]
-		s.mu.Lock()
-		activated := s.st == stAcquiring && s.gen == gen[it.p]
+		activated := d.slots[it.p].Activate(gen[it.p], it.epoch, backups, func() bool { return d.inReplicaSet(it.p, d.self) }, d.dropper(it.p), d.releaser(it.p))
 		if activated {
-			s.st, s.epoch, s.backups, s.synced, s.handedTo = stActive, it.epoch, backups, false, ""
 			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups)
 			d.n.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
-		} else if s.st == stAcquiring && s.abandoned {
-			// The table gave the partition to another member meanwhile.
-			// The copy made here is owner-grade (its source may even have
-			// been filled from it since): hold it for the new owner.
-			d.abandonLocked(s, true, it.epoch)
-		} else if s.st == stAcquiring {
-			// Given away and back: a newer run acquires it, and this copy
-			// is one of its sources.
-			s.prev, s.epoch = stHeld, max(s.epoch, it.epoch)
-		}
-		s.notify()
-		s.mu.Unlock()
-		if activated {
 			// Only now are the other copies not needed: had the take-over
 			// been abandoned, they would still be the partition's data.
 			d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
@@ -420,7 +371,7 @@ func (d *dist) finish(items []*item, gen map[int]uint64) error {
 			// it now.
 			for _, c := range d.n.allCores() {
 				if c.store != nil && !c.lazy {
-					if err := c.readyPart(ctx, c.parts[it.p], writeTicket{}); err != nil && !isMoved(err) {
+					if err := c.readyPart(ctx, c.parts[it.p], partition.WriteTicket{}); err != nil && !isMoved(err) {
 						d.log.Warn("stowage: loading a partition failed; it loads on first use", "map", c.name, "partition", it.p, "err", err)
 					}
 				}
@@ -437,7 +388,7 @@ func sourceLabel(s source) string {
 	switch {
 	case s.store:
 		return "store"
-	case s.kind == holdBackup:
+	case s.kind == partition.HoldBackup:
 		return "promotion"
 	}
 	return "handover"
@@ -446,11 +397,8 @@ func sourceLabel(s source) string {
 // install1 puts one partition's data in place and picks its epoch.
 func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	var epoch uint64 = it.src.epoch
-	s := d.slots[it.p]
-	s.mu.Lock()
-	epoch = max(epoch, s.epoch)
-	s.mu.Unlock()
-	gapFreeSelf := it.data == nil && !it.src.store && d.selfKind(it.p) == holdHeld
+	epoch = max(epoch, d.slots[it.p].Epoch())
+	gapFreeSelf := it.data == nil && !it.src.store && d.selfKind(it.p) == partition.HoldHeld
 	var have map[string]*mapPart
 	if it.data != nil {
 		have = make(map[string]*mapPart, len(it.data.Maps))
@@ -472,7 +420,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	// writes, which the store has (and an epoch started from the copy
 	// would drop from the store at recovery). Memory-only maps keep
 	// Hazelcast's async semantics: the copy is the best there is.
-	promoted := !it.src.store && it.src.kind == holdBackup
+	promoted := !it.src.store && it.src.kind == partition.HoldBackup
 	fromStore := map[*core]bool{}
 	for _, c := range cores {
 		pt := c.parts[it.p]
@@ -538,7 +486,7 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	// What is kept from the old epoch: everything up to the last seq
 	// without a gap. Owner data (the store's, or held here) has none; a
 	// backup's data says where its gap-free part ends.
-	gapFree := it.src.store || (it.data == nil && d.selfKind(it.p) == holdHeld)
+	gapFree := it.src.store || (it.data == nil && d.selfKind(it.p) == partition.HoldHeld)
 	for _, c := range cores {
 		pt := c.parts[it.p]
 		pt.mu.Lock()
@@ -553,15 +501,13 @@ func (d *dist) install1(ctx context.Context, it *item, cores []*core) error {
 	return nil
 }
 
-func (d *dist) selfKind(p int) int {
+func (d *dist) selfKind(p int) partition.Kind {
 	joined := int64(-1)
 	if t, _ := d.currentTable(); t != nil {
 		joined = t.JoinedAt(p, d.self)
 	}
-	s := d.slots[p]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dataKindLocked(joined)
+	k, _ := d.slots[p].Status(joined, true)
+	return k
 }
 
 // rewriteAbove writes again, in the new epoch, the current state of every

@@ -230,11 +230,11 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
 		return opResult{}, err
 	}
-	t, err := s.enterWrite(ctx)
+	t, err := s.EnterWrite(ctx)
 	if err != nil {
 		return opResult{}, err
 	}
-	defer t.done()
+	defer t.Done()
 	if err := c.n.d.quorumOK(c.wq); err != nil {
 		return opResult{}, err
 	}
@@ -258,7 +258,7 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 		case <-ch:
 		case <-ctx.Done():
 			return opResult{}, ctx.Err()
-		case <-s.closed:
+		case <-c.n.d.ctx.Done():
 			return opResult{}, ErrClosed
 		}
 		p.mu.Lock()
@@ -321,7 +321,7 @@ func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
 func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 	p := c.partOf(key)
 	s := c.n.d.slots[p.id]
-	if err := s.enterRead(ctx); err != nil {
+	if err := s.EnterRead(ctx); err != nil {
 		return entry{}, false, err
 	}
 	if err := c.n.d.quorumOK(c.rq); err != nil {
@@ -330,7 +330,7 @@ func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
 		return entry{}, false, err
 	}
-	if err := c.readyPart(ctx, p, writeTicket{}); err != nil {
+	if err := c.readyPart(ctx, p, partition.WriteTicket{}); err != nil {
 		return entry{}, false, err
 	}
 	p.mu.Lock()
@@ -343,7 +343,7 @@ func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 // map that is new here (or LAZY, or created after the partition was
 // taken over) loads what the store has of it, starts the slot's epoch and
 // gives the partition to the backups.
-func (c *core) readyPart(ctx context.Context, p *part, t writeTicket) error {
+func (c *core) readyPart(ctx context.Context, p *part, t partition.WriteTicket) error {
 	for {
 		p.mu.Lock()
 		if p.ready {

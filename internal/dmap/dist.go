@@ -58,7 +58,7 @@ type dist struct {
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
 
-	slots   []*slot
+	slots   []*partition.Replica
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -73,13 +73,13 @@ func newDist(n *Engine, view cluster.View, tr cluster.Transport, count, replicas
 		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, slowAsync: map[string]time.Time{}, batchers: map[batchKey]*batcher{}, kick: make(chan struct{}, 1), fetch: make(chan string, 16)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.clock0 = time.Now()
-	d.slots = make([]*slot, count)
+	d.slots = make([]*partition.Replica, count)
 	for i := range d.slots {
-		d.slots[i] = newSlot(i, d.ctx.Done())
+		d.slots[i] = partition.NewReplica(i, d.ctx.Done(), ErrClosed)
 		if n.log.Enabled(context.Background(), slog.LevelDebug) {
-			d.slots[i].trace = func(p int, from, to slotState) {
+			d.slots[i].SetTrace(func(p int, from, to partition.State) {
 				d.log.Debug("stowage: partition state", "partition", p, "from", from.String(), "to", to.String())
-			}
+			})
 		}
 	}
 	return d
@@ -104,17 +104,15 @@ func (d *dist) started() bool { return d.running.Load() }
 func (d *dist) readyMap(c *core) {
 	var ps []int
 	for p, s := range d.slots {
-		s.mu.Lock()
-		if s.st == stActive || s.st == stAcquiring {
+		if st := s.State(); st == partition.Active || st == partition.Acquiring {
 			ps = append(ps, p)
 		}
-		s.mu.Unlock()
 	}
 	d.n.parallel(len(ps), func(i int) {
 		pt := c.parts[ps[i]]
-		err := d.slots[pt.id].enterRead(d.ctx)
+		err := d.slots[pt.id].EnterRead(d.ctx)
 		if err == nil {
-			err = c.readyPart(d.ctx, pt, writeTicket{})
+			err = c.readyPart(d.ctx, pt, partition.WriteTicket{})
 		}
 		if err != nil && !isMoved(err) && d.ctx.Err() == nil {
 			d.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
@@ -348,70 +346,18 @@ func (d *dist) install(t *partition.Table) bool {
 func (d *dist) reconcile(t *partition.Table) {
 	var acquire []int
 	var refill []int
+	var gen []uint64
 	for p, s := range d.slots {
-		rs := t.Owners[p]
-		owner := len(rs) > 0 && rs[0] == d.self
-		inSet := slices.Contains(rs, d.self)
-		s.mu.Lock()
-		reassigned := t.OwnerSince(p) > s.since
-		switch {
-		case owner && s.st == stActive && !reassigned:
-			if !slices.Equal(s.backups, rs[1:]) {
-				// Writes stop going to backups the table dropped at once:
-				// a dropped backup misses them, and must be filled again
-				// should it come back.
-				s.backups = slices.DeleteFunc(slices.Clone(s.backups), func(b string) bool { return !slices.Contains(rs[1:], b) })
-				refill = append(refill, p)
-			}
-		case owner && s.st == stAcquiring && !reassigned:
-			s.abandoned = false
-		case owner:
-			// New here, or given away and back while this member went on
-			// serving it (a split): take it over again from whoever holds
-			// the newest copy.
-			if s.st == stActive {
-				s.st = stHeld
-			}
-			if s.st != stAcquiring {
-				s.prev = s.st
-			}
-			s.st, s.since, s.abandoned = stAcquiring, t.Version, false
-			s.gen++
+		mv := s.OnTable(t, d.self, d.dropper(p), d.releaser(p))
+		if mv.Acquire {
 			acquire = append(acquire, p)
-		case s.st == stActive:
-			s.st = stHeld
-			s.backups = nil
-		case s.st == stAcquiring:
-			// The take-over running for it is abandoned; it may be
-			// installing a copy right now, so the slot stays "acquiring"
-			// (others asking wait) until that run steps back (abandon).
-			s.gen++
-			s.abandoned = true
-		case s.st == stBackup && !inSet && !s.synced:
-			s.st = stNone
-			d.n.dropPartition(p)
-		case s.st == stNone && inSet:
-			s.st, s.synced = stBackup, false
+			gen = append(gen, mv.Gen)
 		}
-		// The map stores snapshot only what this member serves; one
-		// that stops serving a partition (or never did) lets go of it.
-		if s.st == stAcquiring {
-			s.released = false
-		} else if s.st != stActive && !s.released {
-			d.n.releaseStores(p)
-			s.released = true
+		if mv.Refill {
+			refill = append(refill, p)
 		}
-		s.notify()
-		s.mu.Unlock()
 	}
 	if len(acquire) > 0 {
-		gen := make([]uint64, len(acquire))
-		for i, p := range acquire {
-			s := d.slots[p]
-			s.mu.Lock()
-			gen[i] = s.gen
-			s.mu.Unlock()
-		}
 		d.goBackground(func() { d.acquire(acquire, gen) })
 	}
 	if len(refill) > 0 {
@@ -557,11 +503,9 @@ func (d *dist) repair() {
 	}
 	var ps []int
 	for p, s := range d.slots {
-		s.mu.Lock()
-		if s.st == stActive && s.hold == 0 && (s.dirty || !slices.Equal(s.backups, t.Owners[p][1:])) {
+		if s.NeedsRefill(t.Owners[p]) {
 			ps = append(ps, p)
 		}
-		s.mu.Unlock()
 	}
 	if len(ps) > 0 {
 		d.goBackground(func() { d.refill(ps) })

@@ -170,11 +170,9 @@ func (n *Engine) core(ctx context.Context, name string) (*core, error) {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.
 		for p, s := range n.d.slots {
-			s.mu.Lock()
-			if s.released {
+			if s.Released() {
 				o.Release(p)
 			}
-			s.mu.Unlock()
 		}
 	}
 	if c.eager != nil {

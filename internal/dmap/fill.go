@@ -66,7 +66,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 				// longer its replica: this fill is not needed any more
 				// (b may hang, and its waiters go on without it).
 				if !d.owns(p) {
-					return errMoved{p}
+					return errMoved(p)
 				}
 				return errNotReplica
 			}
@@ -81,12 +81,9 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 					d.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
 					// A partial fill onto a copy that is not whole: the
 					// whole partition is sent again, the caller routes again.
-					s := d.slots[p]
-					s.mu.Lock()
-					s.dirty = true
-					s.mu.Unlock()
+					d.slots[p].MarkDirty()
 					d.goBackground(func() { d.refill([]int{p}) })
-					return errMoved{p}
+					return errMoved(p)
 				}
 				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
 				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
@@ -97,7 +94,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 			return errNotReplica
 		}
 		if !d.owns(p) {
-			return errMoved{p}
+			return errMoved(p)
 		}
 		if ctx.Err() != nil {
 			return err
@@ -163,11 +160,9 @@ func (d *dist) releaseOthers(ctx context.Context, p int, epoch uint64, backups, 
 // gives it to the backups.
 func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	s := d.slots[pt.id]
-	s.mu.Lock()
-	st, epoch, backups := s.st, s.epoch, slices.Clone(s.backups)
-	s.mu.Unlock()
-	if st != stActive {
-		return errMoved{pt.id}
+	epoch, backups, active := s.Serving()
+	if !active {
+		return errMoved(pt.id)
 	}
 	pt.mu.Lock()
 	loaded := pt.loaded
@@ -223,9 +218,7 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	if len(asyncFailed) > 0 {
 		// They get no records until a refill gives them the whole
 		// partition (only them: the others have this map's part).
-		s.mu.Lock()
-		s.backups = slices.DeleteFunc(slices.Clone(s.backups), func(b string) bool { return slices.Contains(asyncFailed, b) })
-		s.mu.Unlock()
+		s.DropBackups(asyncFailed)
 		d.goBackground(func() { d.refill1(pt.id) })
 	}
 	return errors.Join(errs...)
@@ -285,41 +278,33 @@ func (d *dist) refill(ps []int) {
 }
 
 func (d *dist) refill1(p int) {
-	s := d.slots[p]
-	s.fillMu.Lock()
-	defer s.fillMu.Unlock()
-	t, _ := d.currentTable()
-	s.mu.Lock()
-	if s.st != stActive || t == nil || t.Owner(p) != d.self {
-		s.mu.Unlock()
+	var t *partition.Table
+	var cores []*core
+	var bodies [][]byte
+	f, ok := d.slots[p].BeginRefill(d.ctx, func() (bool, []string) {
+		t, _ = d.currentTable()
+		if t == nil {
+			return false, nil
+		}
+		return t.Owner(p) == d.self, slices.Clone(t.Owners[p][1:])
+	}, func(epoch uint64) {
+		cores = d.n.allCores()
+		bodies = make([][]byte, len(t.Owners[p])-1)
+		for i := range bodies {
+			bodies[i] = enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+		}
+	})
+	if !ok {
 		return
 	}
-	want := slices.Clone(t.Owners[p][1:])
-	old := s.backups
-	force := s.dirty
-	if slices.Equal(old, want) && !force {
-		s.mu.Unlock()
-		return
-	}
-	if err := s.holdWritesLocked(d.ctx); err != nil {
-		s.mu.Unlock()
-		return
-	}
-	epoch := s.epoch
-	cores := d.n.allCores()
-	bodies := make([][]byte, len(want))
-	for i := range want {
-		bodies[i] = enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
-	}
-	s.dirty = false
-	s.mu.Unlock()
+	want, old, force, epoch := f.Want, f.Old, f.Force, f.Epoch
 
-	ok := make([]bool, len(want))
+	filled := make([]bool, len(want))
 	nsync := maxSync(cores)
 	var wg sync.WaitGroup
 	for i, b := range want {
 		if slices.Contains(old, b) && !force {
-			ok[i] = true
+			filled[i] = true
 			continue
 		}
 		body := bodies[i]
@@ -329,38 +314,23 @@ func (d *dist) refill1(p int) {
 			if i+1 > nsync {
 				// An async backup of every map: writes are held for it
 				// only so long.
-				ok[i] = d.fillAsync(d.ctx, b, p, body) == nil
+				filled[i] = d.fillAsync(d.ctx, b, p, body) == nil
 				return
 			}
-			ok[i] = d.fillTo(d.ctx, b, p, body) == nil
+			filled[i] = d.fillTo(d.ctx, b, p, body) == nil
 		}()
 	}
 	wg.Wait()
 	var now []string
 	syncMissing := false
 	for i, b := range want {
-		if ok[i] {
+		if filled[i] {
 			now = append(now, b)
 		} else if i+1 <= nsync {
 			syncMissing = true
 		}
 	}
-	s.mu.Lock()
-	if s.st == stActive {
-		s.backups = now
-	}
-	s.releaseWritesLocked()
-	retry := 100 * time.Millisecond
-	switch {
-	case len(now) == len(want):
-		s.asyncRetry = 0
-	case !syncMissing:
-		// Only async backups are missing: back off, so that one that
-		// hangs holds the partition's writes up only now and then.
-		s.asyncRetry = min(max(2*s.asyncRetry, time.Second), asyncRetryMax)
-		retry = s.asyncRetry
-	}
-	s.mu.Unlock()
+	retry := f.End(now, len(now) == len(want), syncMissing, asyncRetryMax)
 	if len(now) < len(want) {
 		// Try the others again (the master loop's repair would, later).
 		d.goBackground(func() {

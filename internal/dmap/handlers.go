@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/partition"
 	"slices"
 	"time"
 )
@@ -183,11 +184,11 @@ func (d *dist) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 	}
 	var ans mapInfoAns
 	for _, p := range req.Parts {
-		if err := d.slots[p].enterRead(ctx); err != nil {
+		if err := d.slots[p].EnterRead(ctx); err != nil {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
-		if err := c.readyPart(ctx, c.parts[p], writeTicket{}); err != nil {
+		if err := c.readyPart(ctx, c.parts[p], partition.WriteTicket{}); err != nil {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
@@ -220,40 +221,42 @@ func (d *dist) onFill(ctx context.Context, from string, req *fillReq) codeAns {
 		named[mp.Map] = c
 	}
 	cores := d.n.allCores()
-	s := d.slots[p]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.st == stActive || s.st == stAcquiring:
-		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d is %s here", p, s.st)}
-	case req.Partial && (s.st != stBackup || s.epoch != req.Epoch || !s.synced):
-		// Not this owner's filled backup (yet, or any more): it needs the
-		// whole partition first.
-		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("partition %d: partial fill of epoch %d onto %s at epoch %d", p, req.Epoch, s.st, s.epoch)}
-	}
-	// A full fill from the owner the newest table names is taken whatever
-	// this member held: that owner serves the partition.
-	if !req.Partial {
-		for _, c := range cores {
-			if named[c.name] == nil {
-				c.clearPart(c.parts[p])
+	err := d.slots[p].Fill(req.Epoch, req.TV, req.Partial, func() {
+		if !req.Partial {
+			for _, c := range cores {
+				if named[c.name] == nil {
+					c.clearPart(c.parts[p])
+				}
 			}
 		}
-	}
-	for _, mp := range req.Data.Maps {
-		c := named[mp.Map]
-		pt := c.parts[p]
-		c.replace(pt, mp)
-		pt.mu.Lock()
-		pt.filled, pt.ready, pt.loaded = true, false, false
-		pt.mu.Unlock()
+		for _, mp := range req.Data.Maps {
+			c := named[mp.Map]
+			pt := c.parts[p]
+			c.replace(pt, mp)
+			pt.mu.Lock()
+			pt.filled, pt.ready, pt.loaded = true, false, false
+			pt.mu.Unlock()
+		}
+	})
+	if err != nil {
+		return refusedAns(err)
 	}
 	if !req.Partial {
-		s.st, s.synced, s.epoch, s.handedTo, s.filledTV = stBackup, true, req.Epoch, "", req.TV
 		d.log.Debug("stowage: filled", "partition", p, "tv", req.TV, "epoch", req.Epoch)
 	}
-	s.notify()
 	return codeAns{}
+}
+
+// refusedAns answers a move the partition's replica refused.
+func refusedAns(err error) codeAns {
+	var r *partition.RefusedError
+	switch {
+	case errors.As(err, &r) && r.NeedFill:
+		return codeAns{Code: codeNeedFill, Msg: r.Msg}
+	case errors.As(err, &r):
+		return codeAns{Code: codeStale, Msg: r.Msg}
+	}
+	return codeAns{Code: codeFailed, Msg: err.Error()}
 }
 
 // onTake hands partitions over to the member that owns them now.
@@ -268,23 +271,12 @@ func (d *dist) onTake(ctx context.Context, from string, req *takeReq) takeAns {
 			ans.Refused = append(ans.Refused, p)
 			continue
 		}
-		s := d.slots[p]
-		s.mu.Lock()
-		switch {
-		case s.st == stHeld:
-			if err := s.holdWritesLocked(ctx); err != nil {
-				ans.Refused = append(ans.Refused, p)
-				break
-			}
-			ans.Data = append(ans.Data, d.n.partData(p, true, cores))
-			s.handedTo = fromID
-			s.releaseWritesLocked()
-		case s.st == stBackup && s.validCopy(t.JoinedAt(p, d.self)):
-			ans.Data = append(ans.Data, d.n.partData(p, false, cores))
-		default:
+		given := d.slots[p].HandOver(ctx, fromID, t.JoinedAt(p, d.self), func(owner bool) {
+			ans.Data = append(ans.Data, d.n.partData(p, owner, cores))
+		})
+		if !given {
 			ans.Refused = append(ans.Refused, p)
 		}
-		s.mu.Unlock()
 	}
 	return ans
 }
@@ -295,20 +287,5 @@ func (d *dist) onRelease(req *releaseReq) {
 	if req.P < 0 || req.P >= d.count {
 		return
 	}
-	s := d.slots[req.P]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.st != stHeld && s.st != stBackup {
-		return
-	}
-	inSet := d.inReplicaSet(req.P, d.self)
-	if inSet && s.st == stBackup && s.epoch == req.Epoch {
-		return // filled by the new owner
-	}
-	d.n.dropPartition(req.P)
-	s.st, s.synced, s.handedTo = stNone, false, ""
-	if inSet {
-		s.st = stBackup
-	}
-	s.notify()
+	d.slots[req.P].Release(req.Epoch, func() bool { return d.inReplicaSet(req.P, d.self) }, d.dropper(req.P))
 }

@@ -3,6 +3,7 @@ package dmap
 import (
 	"context"
 	"fmt"
+	"github.com/stowage/stowage/partition"
 	"slices"
 	"time"
 )
@@ -19,11 +20,7 @@ func (n *Engine) localLoaded() (bool, string) {
 		if len(rs) == 0 || rs[0] != n.d.self {
 			continue
 		}
-		s := n.d.slots[p]
-		s.mu.Lock()
-		st := s.st
-		s.mu.Unlock()
-		if st != stActive {
+		if st := n.d.slots[p].State(); st != partition.Active {
 			return false, fmt.Sprintf("partition %d is %s", p, st)
 		}
 		for _, c := range cores {
@@ -102,12 +99,7 @@ func (d *dist) localSafeWhy() (bool, string) {
 		if len(rs) == 0 || rs[0] != d.self {
 			continue
 		}
-		s := d.slots[p]
-		s.mu.Lock()
-		ok := s.st == stActive && slices.Equal(s.backups, rs[1:]) && !s.dirty
-		why := fmt.Sprintf("partition %d: %s, backups %v of %v, dirty %v", p, s.st, s.backups, rs[1:], s.dirty)
-		s.mu.Unlock()
-		if !ok {
+		if why := d.slots[p].SafeWhy(rs); why != "" {
 			return false, why
 		}
 	}
@@ -195,12 +187,10 @@ func (n *Engine) mapInfo(c *core) MapInfo {
 	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
 	for p, pt := range c.parts {
 		s := n.d.slots[p]
-		s.mu.Lock()
-		st := s.st
-		s.mu.Unlock()
+		st := s.State()
 		pt.mu.Lock()
 		switch st {
-		case stActive:
+		case partition.Active:
 			mi.Size += len(pt.entries)
 			mi.OwnedPartitions++
 			if pt.ready {
@@ -208,9 +198,9 @@ func (n *Engine) mapInfo(c *core) MapInfo {
 			} else if !c.lazy {
 				mi.Loaded = false
 			}
-		case stAcquiring:
+		case partition.Acquiring:
 			mi.Loaded = false
-		case stBackup, stHeld:
+		case partition.Backup, partition.Held:
 			mi.Backups += len(pt.entries)
 		}
 		pt.mu.Unlock()

@@ -79,7 +79,7 @@ func (d *dist) ensureLease(ctx context.Context, p int) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, errNewerTable):
-		return errMoved{p}
+		return errMoved(p)
 	case errors.Is(err, errNoLease):
 		return errRoute{err}
 	}

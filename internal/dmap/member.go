@@ -116,12 +116,9 @@ func (n *Engine) Drain(ctx context.Context) error {
 					busy = true
 					break
 				}
-				s := n.d.slots[p]
-				s.mu.Lock()
-				if s.st == stHeld && s.handedTo == "" || s.st == stActive {
+				if n.d.slots[p].Busy() {
 					busy = true
 				}
-				s.mu.Unlock()
 				if busy {
 					break
 				}

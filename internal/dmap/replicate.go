@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/partition"
 	"slices"
 	"sync"
 	"time"
@@ -26,15 +27,15 @@ var errNeedFill = errors.New("stowage: a backup needs the partition again")
 // fails, what succeeded is undone (backups restore prev; the store gets a
 // compensating record) and the write fails: acknowledged means durable and
 // replicated (invariant 1), a failed write changes nothing.
-func (d *dist) replicate(ctx context.Context, c *core, p *part, t writeTicket, r mapstore.Record, prev entry, had bool) error {
-	syncB, asyncB, missing := d.targets(p.id, c, t.backups)
+func (d *dist) replicate(ctx context.Context, c *core, p *part, t partition.WriteTicket, r mapstore.Record, prev entry, had bool) error {
+	syncB, asyncB, missing := d.targets(p.id, c, t.Backups)
 	if missing != "" {
 		// A sync backup the table names has no copy yet (its fill failed
 		// and is being retried): nothing may be acknowledged without it.
 		d.goBackground(func() { d.refill1(p.id) })
-		return errMoved{p.id}
+		return errMoved(p.id)
 	}
-	req := backupReq{TV: d.tableVersion(), Map: c.name, P: p.id, Epoch: t.epoch,
+	req := backupReq{TV: d.tableVersion(), Map: c.name, P: p.id, Epoch: t.Epoch,
 		Rec: wrec{K: r.Key, V: r.Value, R: toW(r.Version), D: r.Deleted}}
 	body := enc(req)
 	errs := make([]error, len(syncB))
@@ -78,7 +79,7 @@ func (d *dist) replicate(ctx context.Context, c *core, p *part, t writeTicket, r
 	d.undo(c, p, t, r, prev, had, syncB, errs, storeErr == nil && c.store != nil)
 	err := errors.Join(failed...)
 	if storeErr == nil && (errorsAll(errs, errStaleOwner) || errorsAll(errs, errNeedFill)) {
-		return errMoved{p.id}
+		return errMoved(p.id)
 	}
 	return err
 }
@@ -126,7 +127,7 @@ func errorsAll(errs []error, target error) bool {
 // undo reverts a failed write where it succeeded: backups that applied it
 // restore the previous entry, and a store that made it durable gets a
 // compensating record with a new version.
-func (d *dist) undo(c *core, p *part, t writeTicket, r mapstore.Record, prev entry, had bool, syncB []string, errs []error, compensate bool) {
+func (d *dist) undo(c *core, p *part, t partition.WriteTicket, r mapstore.Record, prev entry, had bool, syncB []string, errs []error, compensate bool) {
 	ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
 	defer cancel()
 	var comp uint64
@@ -146,7 +147,7 @@ func (d *dist) undo(c *core, p *part, t writeTicket, r mapstore.Record, prev ent
 		delete(p.inflight, cv.Seq)
 		p.mu.Unlock()
 	}
-	req := backupReq{TV: d.tableVersion(), Map: c.name, P: p.id, Epoch: t.epoch,
+	req := backupReq{TV: d.tableVersion(), Map: c.name, P: p.id, Epoch: t.Epoch,
 		Rec: wrec{K: r.Key, R: toW(r.Version), D: r.Deleted}, PrevOK: had, Prev: wrec{K: r.Key, V: prev.val, R: toW(prev.ver)}, Comp: comp}
 	body := enc(req)
 	for i, b := range syncB {
@@ -194,10 +195,7 @@ func (d *dist) sendBackup(ctx context.Context, b string, p int, body []byte) err
 				return fmt.Errorf("%w: %s", errStaleOwner, ans.Msg)
 			case codeNeedFill:
 				d.log.Debug("stowage: backup needs a fill", "partition", p, "member", b, "msg", ans.Msg)
-				s := d.slots[p]
-				s.mu.Lock()
-				s.dirty = true
-				s.mu.Unlock()
+				d.slots[p].MarkDirty()
 				d.goBackground(func() { d.refill([]int{p}) })
 				return fmt.Errorf("%w: %s", errNeedFill, ans.Msg)
 			default:
@@ -269,20 +267,23 @@ func (d *dist) onBackup(ctx context.Context, from string, req *backupReq, revert
 	if t == nil || t.Owner(req.P) != fromID {
 		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: the sender is not its owner here", req.P)}
 	}
-	s := d.slots[req.P]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.st != stBackup || req.Epoch != s.epoch {
-		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: %s here at epoch %d, record of epoch %d", req.P, s.st, s.epoch, req.Epoch)}
+	err = d.slots[req.P].ApplyBackup(req.Epoch, t.JoinedAt(req.P, d.self), revert, func() error {
+		return c.applyBackup(c.parts[req.P], req, revert)
+	})
+	if err != nil {
+		return refusedAns(err)
 	}
-	if !revert && !s.validCopy(t.JoinedAt(req.P, d.self)) {
-		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("partition %d: the copy here is not whole", req.P)}
-	}
-	p := c.parts[req.P]
+	return codeAns{}
+}
+
+// applyBackup applies a record (or its revert) the owner sent to this
+// backup's copy of partition p. It is refused with NeedFill when the map
+// was not filled here.
+func (c *core) applyBackup(p *part, req *backupReq, revert bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.filled {
-		return codeAns{Code: codeNeedFill, Msg: fmt.Sprintf("map %q partition %d was not filled here", req.Map, req.P)}
+		return &partition.RefusedError{NeedFill: true, Msg: fmt.Sprintf("map %q partition %d was not filled here", req.Map, req.P)}
 	}
 	k := string(req.Rec.K)
 	rv := req.Rec.R.v()
@@ -301,7 +302,7 @@ func (d *dist) onBackup(ctx context.Context, from string, req *backupReq, revert
 				p.ver.Seq = req.Comp
 			}
 		}
-		return codeAns{}
+		return nil
 	}
 	if cur, ok := p.entries[k]; !ok || cur.ver.Less(rv) {
 		if req.Rec.D {
@@ -314,7 +315,7 @@ func (d *dist) onBackup(ctx context.Context, from string, req *backupReq, revert
 		p.ver = rv
 	}
 	p.markApplied(rv.Seq, req.Rec.K)
-	return codeAns{}
+	return nil
 }
 
 // markApplied records that seq was applied on this backup. p.mu held.

@@ -152,14 +152,14 @@ func (n *Engine) casRemote(ctx context.Context, owner string, c *core, key []byt
 // ownedEntries copies the entries of partition p, which this member must
 // own.
 func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
-	if err := c.n.d.slots[p].enterRead(ctx); err != nil {
+	if err := c.n.d.slots[p].EnterRead(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.n.d.ensureLease(ctx, p); err != nil {
 		return nil, err
 	}
 	pt := c.parts[p]
-	if err := c.readyPart(ctx, pt, writeTicket{}); err != nil {
+	if err := c.readyPart(ctx, pt, partition.WriteTicket{}); err != nil {
 		return nil, err
 	}
 	pt.mu.Lock()
@@ -287,10 +287,10 @@ func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []by
 func (n *Engine) size(ctx context.Context, c *core) (int, error) {
 	total := 0
 	err := n.scatter(ctx, c, func(p int) error {
-		if err := n.d.slots[p].enterRead(ctx); err != nil {
+		if err := n.d.slots[p].EnterRead(ctx); err != nil {
 			return err
 		}
-		if err := c.readyPart(ctx, c.parts[p], writeTicket{}); err != nil {
+		if err := c.readyPart(ctx, c.parts[p], partition.WriteTicket{}); err != nil {
 			return err
 		}
 		total += c.size(c.parts[p])

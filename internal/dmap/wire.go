@@ -151,25 +151,15 @@ type releaseReq struct {
 	Epoch uint64 `msgpack:"e"` // the new owner's epoch
 }
 
-// Partition holder kinds reported by status, best source first.
-const (
-	holdNone     = 0
-	holdBackup   = 1 // a synced backup: has every acknowledged write
-	holdHeld     = 2 // was the owner, lost ownership, keeps the data for the new owner
-	holdActive   = 3 // owns it and serves it
-	holdAcquire  = 4 // owns it per its table and is acquiring it: ask again
-	holdUnsynced = 5 // a backup that was not filled yet: not a source
-)
-
 type statusReq struct {
 	TV    int64 `msgpack:"tv"`
 	Parts []int `msgpack:"p"`
 }
 
 type partStatus struct {
-	Kind  int    `msgpack:"k"`
-	Epoch uint64 `msgpack:"e"` // highest epoch over the maps
-	Seqs  uint64 `msgpack:"s"` // sum of the maps' last seqs (a tie-break)
+	Kind  partition.Kind `msgpack:"k"`
+	Epoch uint64         `msgpack:"e"` // highest epoch over the maps
+	Seqs  uint64         `msgpack:"s"` // sum of the maps' last seqs (a tie-break)
 }
 
 type statusAns struct {
