@@ -3,6 +3,7 @@ package dmap
 import (
 	"context"
 	"fmt"
+	"github.com/stowage/stowage/backup"
 	"sync"
 	"time"
 
@@ -219,163 +220,6 @@ type opResult struct {
 	ver   mapstore.Version
 }
 
-// update runs o on the key's current value with no other write of the key
-// in flight, makes its decision durable in the store and on every sync
-// backup, then applies it. It fails with errMoved when this member does
-// not own the key's partition.
-func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) {
-	p := c.partOf(key)
-	s := c.n.d.slots[p.id]
-	// The lease first: a write waiting for it holds up no hand-over.
-	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
-		return opResult{}, err
-	}
-	t, err := s.EnterWrite(ctx)
-	if err != nil {
-		return opResult{}, err
-	}
-	defer t.Done()
-	if err := c.n.d.quorumOK(c.wq); err != nil {
-		return opResult{}, err
-	}
-	if err := c.readyPart(ctx, p, t); err != nil {
-		return opResult{}, err
-	}
-	if a, ok := c.store.(mapstore.Admitter); ok {
-		if err := a.Admit(ctx); err != nil {
-			return opResult{}, err
-		}
-	}
-	k := string(key)
-	p.mu.Lock()
-	for {
-		ch := p.busy[k]
-		if ch == nil {
-			break
-		}
-		p.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return opResult{}, ctx.Err()
-		case <-c.n.d.ctx.Done():
-			return opResult{}, ErrClosed
-		}
-		p.mu.Lock()
-	}
-	prev, had := p.entries[k]
-	d := o.decide(prev.val, prev.ver, had)
-	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
-	if !d.Write || (d.Delete && !had) {
-		p.mu.Unlock()
-		return res, nil
-	}
-	p.ver.Seq++
-	ver := p.ver
-	done := make(chan struct{})
-	p.busy[k] = done
-	p.inflight[ver.Seq] = struct{}{}
-	p.mu.Unlock()
-
-	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.Value, Deleted: d.Delete}
-	err = c.n.d.replicate(ctx, c, p, t, r, prev, had)
-
-	p.mu.Lock()
-	if err == nil {
-		if d.Delete {
-			delete(p.entries, k)
-		} else {
-			p.entries[k] = entry{val: d.Value, ver: ver}
-		}
-		res.ver = ver
-	}
-	delete(p.inflight, ver.Seq)
-	delete(p.busy, k)
-	close(done)
-	p.mu.Unlock()
-	if err != nil {
-		if c.m != nil && !isMoved(err) {
-			c.m.storeErrors.WithLabelValues(c.name).Inc()
-		}
-		return res, err
-	}
-	return res, nil
-}
-
-// storeRecord writes one record through to the store.
-func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
-	start := time.Now()
-	var err error
-	if r.Deleted {
-		err = c.store.Delete(ctx, r)
-	} else {
-		err = c.store.Store(ctx, r)
-	}
-	if c.m != nil {
-		c.m.storeSeconds.WithLabelValues(c.name).Observe(time.Since(start).Seconds())
-	}
-	return err
-}
-
-// read returns the key's value and version from an owned partition.
-func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
-	p := c.partOf(key)
-	s := c.n.d.slots[p.id]
-	if err := s.EnterRead(ctx); err != nil {
-		return entry{}, false, err
-	}
-	if err := c.n.d.quorumOK(c.rq); err != nil {
-		return entry{}, false, err
-	}
-	if err := c.n.d.ensureLease(ctx, p.id); err != nil {
-		return entry{}, false, err
-	}
-	if err := c.readyPart(ctx, p, partition.WriteTicket{}); err != nil {
-		return entry{}, false, err
-	}
-	p.mu.Lock()
-	e, ok := p.entries[string(key)]
-	p.mu.Unlock()
-	return e, ok, nil
-}
-
-// readyPart makes an owned partition of this map ready on first use: a
-// map that is new here (or LAZY, or created after the partition was
-// taken over) loads what the store has of it, starts the slot's epoch and
-// gives the partition to the backups.
-func (c *core) readyPart(ctx context.Context, p *part, t partition.WriteTicket) error {
-	for {
-		p.mu.Lock()
-		if p.ready {
-			p.mu.Unlock()
-			return nil
-		}
-		if ch := p.loading; ch != nil {
-			p.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-c.n.d.ctx.Done():
-				return ErrClosed
-			}
-		}
-		ch := make(chan struct{})
-		p.loading = ch
-		p.mu.Unlock()
-		err := c.n.d.prepareMapPart(ctx, c, p)
-		p.mu.Lock()
-		p.loading = nil
-		if err == nil {
-			p.ready = true
-		}
-		close(ch)
-		p.mu.Unlock()
-		return err
-	}
-}
-
 // snapshotSource gives the store a partition's live entries and the
 // version up to which every change is reflected in them.
 func (c *core) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, mapstore.Version, error) {
@@ -400,7 +244,7 @@ func (c *core) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, m
 func (c *core) export(p *part, owner bool) mapPart {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	mp := mapPart{Map: c.name, Ver: toW(p.ver), Entries: make([]wrec, 0, len(p.entries))}
+	mp := mapPart{Map: c.name, Ver: backup.VerOf(p.ver), Entries: make([]wrec, 0, len(p.entries))}
 	if owner {
 		mp.Applied = p.ver.Seq
 	} else {
@@ -413,7 +257,7 @@ func (c *core) export(p *part, owner bool) mapPart {
 		}
 	}
 	for k, e := range p.entries {
-		mp.Entries = append(mp.Entries, wrec{K: []byte(k), V: e.val, R: toW(e.ver)})
+		mp.Entries = append(mp.Entries, wrec{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
 	}
 	return mp
 }
@@ -422,11 +266,11 @@ func (c *core) export(p *part, owner bool) mapPart {
 func (c *core) replace(p *part, mp mapPart) {
 	entries := make(map[string]entry, len(mp.Entries))
 	for _, e := range mp.Entries {
-		entries[string(e.K)] = entry{val: e.V, ver: e.R.v()}
+		entries[string(e.K)] = entry{val: e.V, ver: e.R.Version()}
 	}
 	p.mu.Lock()
 	p.entries = entries
-	p.ver = mp.Ver.v()
+	p.ver = mp.Ver.Version()
 	p.applied = mp.Applied
 	p.above = nil
 	if len(mp.Above) > 0 {

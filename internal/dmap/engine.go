@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stowage/stowage/backup"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
@@ -67,14 +68,18 @@ type Config struct {
 // transport address.
 type Handler func(ctx context.Context, from string, body []byte) ([]byte, error)
 
-// Engine is this member's part of the cluster's maps: the maps it holds,
-// its share of their partitions, and the work that keeps both current. It
-// is safe for concurrent use.
+// Engine is this member's part of the cluster's maps: the maps it holds
+// and their partitions' records, the routing of each operation to its
+// owner, and the owner's write path. The member protocol (cluster) and
+// the replication of partitions (backup) are its parts. It is safe for
+// concurrent use.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
-	m   *metrics
-	d   *dist
+	cfg   Config
+	log   *slog.Logger
+	m     *metrics
+	proto *cluster.Protocol
+	repl  *backup.Replicator
+	parts int // partitions
 
 	mu     sync.Mutex
 	maps   map[string]*core
@@ -99,27 +104,29 @@ func New(cfg Config) *Engine {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
-	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*core{}}
+	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*core{}, parts: partition.DefaultCount}
 	n.m = newMetrics(cfg.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.d = newDist(n, cfg.View, cfg.Transport, partition.DefaultCount, cfg.Replicas, cfg.StartMin, cfg.OpTimeout)
-	n.d.leaseFor = cfg.Lease
-	if cfg.Transport != nil {
-		cfg.Transport.SetHandler(n.d.handle)
-	}
+	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{
+		View: cfg.View, Transport: cfg.Transport, Partitions: n.parts, Replicas: cfg.Replicas, StartMin: cfg.StartMin,
+		Timeout: cfg.OpTimeout, Lease: cfg.Lease, Closed: ErrClosed, Logger: cfg.Logger,
+	})
+	n.repl = backup.New(backup.Config{Protocol: n.proto, Holder: holder{n}, Workers: cfg.LoadWorkers, Closed: ErrClosed,
+		Logger: cfg.Logger, Registerer: cfg.Registerer})
+	n.register()
 	return n
 }
 
 // Start begins the cluster work: the master's table, take-overs, the
 // lease.
-func (n *Engine) Start() { n.d.start() }
+func (n *Engine) Start() { n.proto.Start() }
 
 // Self is this member's id.
-func (n *Engine) Self() string { return n.d.self }
+func (n *Engine) Self() string { return n.proto.Self() }
 
 // Call makes one member-protocol call to the member at addr.
 func (n *Engine) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
-	return n.d.rpc(ctx, addr, method, body)
+	return n.proto.Call(ctx, addr, method, body)
 }
 
 // ObserveBatch records one group-commit batch of a map store.
@@ -162,15 +169,15 @@ func (n *Engine) core(ctx context.Context, name string) (*core, error) {
 		return nil, err
 	}
 	c, made, err := n.makeCore(ctx, name)
-	if err != nil || !made || !n.d.started() {
+	if err != nil || !made || !n.proto.Started() {
 		return c, err
 	}
 	// Lock order: a slot's lock is never taken under n.mu.
 	if o, ok := c.store.(mapstore.PartitionOwner); ok {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.
-		for p, s := range n.d.slots {
-			if s.Released() {
+		for p := range n.parts {
+			if n.repl.Replica(p).Released() {
 				o.Release(p)
 			}
 		}
@@ -178,7 +185,7 @@ func (n *Engine) core(ctx context.Context, name string) (*core, error) {
 	if c.eager != nil {
 		// An EAGER map made while the node runs loads its owned
 		// partitions now, not on first use.
-		if !n.d.goBackground(func() { n.d.readyMap(c); close(c.eager) }) {
+		if !n.proto.Go(func() { n.readyMap(c); close(c.eager) }) {
 			close(c.eager)
 		}
 	}
@@ -203,11 +210,45 @@ func (n *Engine) makeCore(ctx context.Context, name string) (*core, bool, error)
 			return nil, false, err
 		}
 	}
-	c := newCore(n, name, partition.DefaultCount, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
+	c := newCore(n, name, n.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
 	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
-	if n.d.started() && spec.Store != nil && !spec.Lazy {
+	if n.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})
 	}
 	n.maps[name] = c
 	return c, true, nil
+}
+
+// readyMap readies every partition of a map made while the node runs
+// that this member owns, waiting for those still being taken over.
+func (n *Engine) readyMap(c *core) {
+	var ps []int
+	for p := range n.parts {
+		if st := n.repl.Replica(p).State(); st == partition.Active || st == partition.Acquiring {
+			ps = append(ps, p)
+		}
+	}
+	ctx := n.proto.Context()
+	n.parallel(len(ps), func(i int) {
+		pt := c.parts[ps[i]]
+		err := n.repl.Replica(pt.id).EnterRead(ctx)
+		if err == nil {
+			err = c.readyPart(ctx, pt)
+		}
+		if err != nil && !isMoved(err) && ctx.Err() == nil {
+			n.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
+		}
+	})
+}
+
+// quorumOK reports whether at least min members are live (split-brain
+// protection; min 0 or 1 means none).
+func (n *Engine) quorumOK(min int) error {
+	if min <= 1 {
+		return nil
+	}
+	if live := len(n.proto.View().Members()); live < min {
+		return fmt.Errorf("%w: %d members live, the map's split-brain protection needs %d", ErrNoQuorum, live, min)
+	}
+	return nil
 }

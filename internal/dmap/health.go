@@ -3,24 +3,26 @@ package dmap
 import (
 	"context"
 	"fmt"
-	"github.com/stowage/stowage/partition"
 	"slices"
 	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/partition"
 )
 
 // localLoaded reports whether this member serves every partition the
 // table gives it, with every EAGER map loaded.
 func (n *Engine) localLoaded() (bool, string) {
-	t, _ := n.d.currentTable()
+	t, _ := n.proto.Table()
 	if t == nil {
-		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", n.d.startMin)
+		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", n.proto.StartMin())
 	}
 	cores := n.allCores()
 	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != n.d.self {
+		if len(rs) == 0 || rs[0] != n.proto.Self() {
 			continue
 		}
-		if st := n.d.slots[p].State(); st != partition.Active {
+		if st := n.repl.Replica(p).State(); st != partition.Active {
 			return false, fmt.Sprintf("partition %d is %s", p, st)
 		}
 		for _, c := range cores {
@@ -58,49 +60,26 @@ func (n *Engine) LoadState(ctx context.Context) (loaded bool, why string) {
 // everyMember asks every other live member for its health and reports
 // whether ok holds of each answer, with the same table version as here.
 func (n *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
-	if n.d.tr == nil {
+	if n.proto.Alone() {
 		return true, ""
 	}
-	tv := n.d.tableVersion()
-	for _, m := range n.d.refreshMembers() {
-		if m.ID == n.d.self {
+	tv := n.proto.TableVersion()
+	for _, m := range n.proto.Members() {
+		if m.ID == n.proto.Self() {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		b, err := n.d.rpc(cctx, m.RPC, mHealth, nil)
+		b, err := n.proto.Call(cctx, m.RPC, mHealth, nil)
 		cancel()
 		var ans healthAns
 		if err == nil {
-			err = dec(b, &ans)
+			err = cluster.Decode(b, &ans)
 		}
 		switch {
 		case err != nil:
 			return false, fmt.Sprintf("member %s: %v", m.ID, err)
 		case !ok(ans) || ans.TV != tv:
 			return false, fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
-		}
-	}
-	return true, ""
-}
-
-// localSafe reports whether every partition this member owns has each
-// backup the table names filled.
-func (d *dist) localSafe() bool {
-	ok, _ := d.localSafeWhy()
-	return ok
-}
-
-func (d *dist) localSafeWhy() (bool, string) {
-	t, _ := d.currentTable()
-	if t == nil {
-		return false, "no table"
-	}
-	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != d.self {
-			continue
-		}
-		if why := d.slots[p].SafeWhy(rs); why != "" {
-			return false, why
 		}
 	}
 	return true, ""
@@ -120,7 +99,7 @@ func (n *Engine) safeWhy(ctx context.Context) (bool, string) {
 	if ok, why := n.localLoaded(); !ok {
 		return false, why
 	}
-	if ok, why := n.d.localSafeWhy(); !ok {
+	if why := n.repl.LocalSafeWhy(); why != "" {
 		return false, why
 	}
 	return n.everyMember(ctx, func(a healthAns) bool { return a.Safe })
@@ -186,8 +165,7 @@ func (n *Engine) Maps() []MapInfo {
 func (n *Engine) mapInfo(c *core) MapInfo {
 	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
 	for p, pt := range c.parts {
-		s := n.d.slots[p]
-		st := s.State()
+		st := n.repl.Replica(p).State()
 		pt.mu.Lock()
 		switch st {
 		case partition.Active:
@@ -228,15 +206,15 @@ type ClusterInfo struct {
 // Cluster describes the cluster: members (oldest first), master, the
 // partition table's version and each member's partitions.
 func (n *Engine) Cluster(ctx context.Context) ClusterInfo {
-	ci := ClusterInfo{Self: n.d.self, PartitionCount: n.d.count,
-		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: n.d.replicas}
-	for _, m := range n.d.view.Members() {
+	ci := ClusterInfo{Self: n.proto.Self(), PartitionCount: n.parts,
+		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: n.proto.Replicas()}
+	for _, m := range n.proto.View().Members() {
 		ci.Members = append(ci.Members, m.ID)
 	}
 	if len(ci.Members) > 0 {
 		ci.Master = ci.Members[0]
 	}
-	if t, _ := n.d.currentTable(); t != nil {
+	if t, _ := n.proto.Table(); t != nil {
 		ci.PartitionTableVer = t.Version
 		for _, rs := range t.Owners {
 			if len(rs) > 0 {
@@ -255,7 +233,7 @@ func (n *Engine) Cluster(ctx context.Context) ClusterInfo {
 // Owner returns the member id owning partition p in this member's
 // current table ("" before the first table).
 func (n *Engine) Owner(p int) string {
-	t, _ := n.d.currentTable()
+	t, _ := n.proto.Table()
 	if t == nil {
 		return ""
 	}
@@ -266,7 +244,7 @@ func (n *Engine) Owner(p int) string {
 // member's current table: the owner first, then the backups in order (nil
 // before the first table).
 func (n *Engine) Replicas(p int) []string {
-	t, _ := n.d.currentTable()
+	t, _ := n.proto.Table()
 	if t == nil || p < 0 || p >= len(t.Owners) {
 		return nil
 	}

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/stowage/stowage/mapstore"
 )
 
 // allCores returns every map this member holds.
@@ -21,63 +19,6 @@ func (n *Engine) allCores() []*core {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
-}
-
-// partData collects partition p of every map: those ready (owner) or
-// filled (backup) here.
-func (n *Engine) partData(p int, owner bool, cores []*core) partData {
-	return n.partDataFor(p, owner, cores, 0)
-}
-
-// partDataFor is partData for the backup at place pos (1-based) in p's
-// replica set: only the maps that keep that many backups (0: all).
-func (n *Engine) partDataFor(p int, owner bool, cores []*core, pos int) partData {
-	pd := partData{P: p}
-	for _, c := range cores {
-		if pos > 0 && pos > c.sync+c.async {
-			continue
-		}
-		pt := c.parts[p]
-		pt.mu.Lock()
-		ok := pt.ready || pt.loaded
-		if !owner {
-			ok = pt.filled
-		}
-		pt.mu.Unlock()
-		if ok {
-			pd.Maps = append(pd.Maps, c.export(pt, owner))
-		}
-	}
-	return pd
-}
-
-// seqSum is the sum of partition p's last seqs over the maps: a measure
-// of how far a holder's copy got, to choose between equal epochs.
-func (n *Engine) seqSum(p int) uint64 {
-	var s uint64
-	for _, c := range n.allCores() {
-		pt := c.parts[p]
-		pt.mu.Lock()
-		s += pt.ver.Seq
-		pt.mu.Unlock()
-	}
-	return s
-}
-
-// dropPartition forgets what this member holds of partition p.
-func (n *Engine) dropPartition(p int) {
-	for _, c := range n.allCores() {
-		c.clearPart(c.parts[p])
-	}
-}
-
-// releaseStores tells the map stores this member no longer owns p.
-func (n *Engine) releaseStores(p int) {
-	for _, c := range n.allCores() {
-		if o, ok := c.store.(mapstore.PartitionOwner); ok {
-			o.Release(p)
-		}
-	}
 }
 
 // parallel runs fn(0..n-1) on LoadWorkers goroutines.
@@ -104,19 +45,19 @@ func (n *Engine) parallel(count int, fn func(i int)) {
 // partition is held here any more (the caller told membership this
 // member is leaving).
 func (n *Engine) Drain(ctx context.Context) error {
-	if len(n.d.view.Members()) <= 1 {
+	if len(n.proto.View().Members()) <= 1 {
 		return nil
 	}
 	for {
-		t, ch := n.d.currentTable()
+		t, ch := n.proto.Table()
 		busy := t == nil
 		if t != nil {
 			for p, rs := range t.Owners {
-				if slices.Contains(rs, n.d.self) {
+				if slices.Contains(rs, n.proto.Self()) {
 					busy = true
 					break
 				}
-				if n.d.slots[p].Busy() {
+				if n.repl.Replica(p).Busy() {
 					busy = true
 				}
 				if busy {
@@ -167,5 +108,5 @@ func (n *Engine) Stop() {
 	n.closed = true
 	n.mu.Unlock()
 	n.cancel()
-	n.d.stop()
+	n.proto.Stop()
 }

@@ -9,11 +9,6 @@ type metrics struct {
 	batchBytes   prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	loadSeconds  *prometheus.GaugeVec
-
-	backupSeconds prometheus.Histogram
-	refused       prometheus.Counter
-	acquired      *prometheus.CounterVec
-	tableVersion  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -41,22 +36,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "stowage_map_load_seconds", Help: "Time spent loading a map's partitions from its map store (summed over partitions).",
 		}, []string{"map"}),
 	}
-	m.backupSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: "stowage_backup_ack_seconds", Help: "Time for one synchronous backup to acknowledge a record.",
-		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
-	})
-	m.refused = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "stowage_backup_refused_total",
-		Help: "Records a backup refused because this member was no longer the partition's owner (a newer table or epoch); the write failed and was routed again.",
-	})
-	m.acquired = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stowage_partitions_acquired_total",
-		Help: "Partitions this member took ownership of, by how: handover (migration from the previous owner), promotion (fail-over to a backup's copy), store (loaded from the map store: a fresh start, or a fail-over without a copy).",
-	}, []string{"source"})
-	m.tableVersion = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "stowage_partition_table_version", Help: "Version of the partition table this member has installed.",
-	})
-	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds,
-		m.backupSeconds, m.refused, m.acquired, m.tableVersion)
+	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds)
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/backup"
 	"sort"
 	"time"
 
@@ -28,8 +29,7 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // routed again once the table changes. An operation with a function
 // (Compute) runs on a remote owner as read, decide, compare-and-set.
 func (n *Engine) do(ctx context.Context, c *core, key []byte, o *op) (opResult, error) {
-	d := n.d
-	ctx, cancel := withTimeout(ctx, d.timeout)
+	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
 		return opResult{}, err
@@ -37,13 +37,13 @@ func (n *Engine) do(ctx context.Context, c *core, key []byte, o *op) (opResult, 
 	p := partition.Of(key, len(c.parts))
 	delay := time.Millisecond
 	for {
-		owner, err := d.ownerOf(ctx, p)
+		owner, err := n.proto.OwnerOf(ctx, p)
 		if err != nil {
 			return opResult{}, err
 		}
-		_, tabCh := d.currentTable()
+		_, tabCh := n.proto.Table()
 		var res opResult
-		if owner == d.self {
+		if owner == n.proto.Self() {
 			if o.kind == opGet && o.fn == nil {
 				var e entry
 				e, res.had, err = c.read(ctx, key)
@@ -60,14 +60,14 @@ func (n *Engine) do(ctx context.Context, c *core, key []byte, o *op) (opResult, 
 			return res, err
 		}
 		if delay >= 100*time.Millisecond {
-			d.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
+			n.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
 		}
 		select {
 		case <-tabCh:
 		case <-time.After(delay):
 		case <-ctx.Done():
 			return res, fmt.Errorf("stowage: map %q: %w (last: %w)", c.name, ctx.Err(), err)
-		case <-d.ctx.Done():
+		case <-n.proto.Context().Done():
 			return res, ErrClosed
 		}
 		delay = min(2*delay, 100*time.Millisecond)
@@ -87,13 +87,12 @@ func retryable(err error) bool {
 
 // remote forwards o to the owner.
 func (n *Engine) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
-	d := n.d
-	req := opReq{TV: d.tableVersion(), Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: toW(o.expVer)}
+	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer)}
 	var b []byte
-	a := d.addr(owner)
+	a := n.proto.Addr(owner)
 	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
-	if a != "" && d.tr != nil {
-		b, err = d.batched(ctx, a, mOp, enc(req))
+	if a != "" && !n.proto.Alone() {
+		b, err = n.proto.Batched(ctx, a, mOp, cluster.Encode(req))
 	}
 	if err != nil {
 		switch {
@@ -106,15 +105,15 @@ func (n *Engine) remote(ctx context.Context, owner string, c *core, key []byte, 
 		return opResult{}, fmt.Errorf("stowage: map %q: %w: %w", c.name, ErrIndeterminate, err)
 	}
 	var ans opAns
-	if err := dec(b, &ans); err != nil {
+	if err := cluster.Decode(b, &ans); err != nil {
 		return opResult{}, err
 	}
-	res := opResult{old: ans.Old, had: ans.Had, wrote: ans.Wrote, ver: ans.Ver.v()}
+	res := opResult{old: ans.Old, had: ans.Had, wrote: ans.Wrote, ver: ans.Ver.Version()}
 	switch ans.Code {
 	case codeOK:
 		return res, nil
 	case codeMoved, codeNotReady:
-		d.askFetch(d.addr(owner))
+		n.proto.AskFetch(n.proto.Addr(owner))
 		return res, errRoute{fmt.Errorf("stowage: partition moved from %s: %s", owner, ans.Msg)}
 	case codeRefused:
 		return res, fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, ans.Msg)
@@ -152,21 +151,21 @@ func (n *Engine) casRemote(ctx context.Context, owner string, c *core, key []byt
 // ownedEntries copies the entries of partition p, which this member must
 // own.
 func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
-	if err := c.n.d.slots[p].EnterRead(ctx); err != nil {
+	if err := c.n.repl.Replica(p).EnterRead(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.n.d.ensureLease(ctx, p); err != nil {
+	if err := c.n.ensureLease(ctx, p); err != nil {
 		return nil, err
 	}
 	pt := c.parts[p]
-	if err := c.readyPart(ctx, pt, partition.WriteTicket{}); err != nil {
+	if err := c.readyPart(ctx, pt); err != nil {
 		return nil, err
 	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	out := make([]wrec, 0, len(pt.entries))
 	for k, e := range pt.entries {
-		out = append(out, wrec{K: []byte(k), V: e.val, R: toW(e.ver)})
+		out = append(out, wrec{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
 	}
 	return out, nil
 }
@@ -175,25 +174,25 @@ func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
 func (n *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
 	out := map[string][]int{}
 	for _, p := range ps {
-		o, err := n.d.ownerOf(ctx, p)
+		o, err := n.proto.OwnerOf(ctx, p)
 		if err != nil {
 			return nil, nil, err
 		}
 		out[o] = append(out[o], p)
 	}
-	_, ch := n.d.currentTable()
+	_, ch := n.proto.Table()
 	return out, ch, nil
 }
 
 // scatter runs fn on every partition's owner: locally or remote, and
 // again for partitions that moved meanwhile.
 func (n *Engine) scatter(ctx context.Context, c *core, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
-	ctx, cancel := withTimeout(ctx, n.d.timeout)
+	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
 		return err
 	}
-	ps := make([]int, n.d.count)
+	ps := make([]int, n.parts)
 	for i := range ps {
 		ps[i] = i
 	}
@@ -210,7 +209,7 @@ func (n *Engine) scatter(ctx context.Context, c *core, local func(p int) error, 
 		sort.Strings(owners)
 		var again []int
 		for _, o := range owners {
-			if o == n.d.self {
+			if o == n.proto.Self() {
 				for _, p := range groups[o] {
 					if err := local(p); err != nil {
 						if !isMoved(err) {
@@ -264,12 +263,12 @@ func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []by
 		}
 		return each(es)
 	}, func(owner string, ps []int) ([]int, error) {
-		b, err := n.d.call(ctx, owner, mScan, scanReq{TV: n.d.tableVersion(), Map: c.name, Parts: ps})
+		b, err := n.proto.CallMember(ctx, owner, mScan, scanReq{Map: c.name, Parts: ps})
 		if err != nil {
 			return nil, errRoute{err}
 		}
 		var ans scanAns
-		if err := dec(b, &ans); err != nil {
+		if err := cluster.Decode(b, &ans); err != nil {
 			return nil, err
 		}
 		if ans.Code != codeOK {
@@ -287,21 +286,21 @@ func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []by
 func (n *Engine) size(ctx context.Context, c *core) (int, error) {
 	total := 0
 	err := n.scatter(ctx, c, func(p int) error {
-		if err := n.d.slots[p].EnterRead(ctx); err != nil {
+		if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
 			return err
 		}
-		if err := c.readyPart(ctx, c.parts[p], partition.WriteTicket{}); err != nil {
+		if err := c.readyPart(ctx, c.parts[p]); err != nil {
 			return err
 		}
 		total += c.size(c.parts[p])
 		return nil
 	}, func(owner string, ps []int) ([]int, error) {
-		b, err := n.d.call(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
+		b, err := n.proto.CallMember(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
 		if err != nil {
 			return nil, errRoute{err}
 		}
 		var ans mapInfoAns
-		if err := dec(b, &ans); err != nil {
+		if err := cluster.Decode(b, &ans); err != nil {
 			return nil, err
 		}
 		if ans.Code != codeOK {

@@ -1,4 +1,4 @@
-package dmap
+package cluster
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/stowage/stowage/cluster"
 )
 
 // Calls to one member are group-sent, the way the map store group-commits:
@@ -16,9 +14,6 @@ import (
 // delay: a call alone goes at once. The callee runs the batch's calls
 // concurrently and answers each; a transport failure fails every call of
 // the batch with the same error (and so the same delivery guarantee).
-
-// mBatch carries several calls in one.
-const mBatch = "batch"
 
 type batchReq struct {
 	Method string   `msgpack:"m"`
@@ -32,9 +27,6 @@ type batchAns struct {
 	// was answered; its answer is fetched with mBatchPoll.
 	Tickets []uint64 `msgpack:"t,omitempty"`
 }
-
-// mBatchPoll fetches the answer of a call that outlasted its batch.
-const mBatchPoll = "batch-poll"
 
 type pollReq struct {
 	Ticket uint64 `msgpack:"t"`
@@ -74,32 +66,34 @@ const maxBatch = 256
 
 type batchKey struct{ addr, method string }
 
-type pendingCall struct {
+// PendingCall is a call queued for a batch (Enqueue).
+type PendingCall struct {
 	ctx  context.Context
 	body []byte
-	done chan batchResult
+	done chan Answer
 }
 
-type batchResult struct {
-	b   []byte
-	err error
+// Answer is the result of one call.
+type Answer struct {
+	Body []byte
+	Err  error
 }
 
 type batcher struct {
 	mu      sync.Mutex
-	queue   []*pendingCall
+	queue   []*PendingCall
 	sending bool
 }
 
 // batched sends one call to the member at addr as part of a batch.
-func (d *dist) batched(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
-	pc, err := d.enqueue(ctx, addr, method, body)
+func (d *Protocol) Batched(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	pc, err := d.Enqueue(ctx, addr, method, body)
 	if err != nil {
 		return nil, err
 	}
 	select {
 	case r := <-pc.done:
-		return r.b, r.err
+		return r.Body, r.Err
 	case <-ctx.Done():
 		// The call may still go out with its batch: its outcome is unknown.
 		return nil, ctx.Err()
@@ -109,7 +103,7 @@ func (d *dist) batched(ctx context.Context, addr, method string, body []byte) ([
 // enqueue queues one call to the member at addr for the next batch; its
 // result arrives on the returned call's done channel. The batch that
 // carries it lasts no longer than the longest-waiting of its callers.
-func (d *dist) enqueue(ctx context.Context, addr, method string, body []byte) (*pendingCall, error) {
+func (d *Protocol) Enqueue(ctx context.Context, addr, method string, body []byte) (*PendingCall, error) {
 	key := batchKey{addr, method}
 	d.bmu.Lock()
 	b := d.batchers[key]
@@ -118,20 +112,20 @@ func (d *dist) enqueue(ctx context.Context, addr, method string, body []byte) (*
 		d.batchers[key] = b
 	}
 	d.bmu.Unlock()
-	pc := &pendingCall{ctx: ctx, body: body, done: make(chan batchResult, 1)}
+	pc := &PendingCall{ctx: ctx, body: d.frame(body), done: make(chan Answer, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, pc)
 	start := !b.sending
 	b.sending = true
 	b.mu.Unlock()
-	if start && !d.goBackground(func() { d.sendBatches(addr, method, b) }) {
-		return nil, ErrClosed
+	if start && !d.Go(func() { d.sendBatches(addr, method, b) }) {
+		return nil, d.closed
 	}
 	return pc, nil
 }
 
 // sendBatches sends what queued for addr until the queue is empty.
-func (d *dist) sendBatches(addr, method string, b *batcher) {
+func (d *Protocol) sendBatches(addr, method string, b *batcher) {
 	var hold *time.Timer
 	for {
 		b.mu.Lock()
@@ -148,7 +142,7 @@ func (d *dist) sendBatches(addr, method string, b *batcher) {
 		live := batch[:0:0]
 		for _, pc := range batch {
 			if err := pc.ctx.Err(); err != nil {
-				pc.done <- batchResult{err: err} // never sent
+				pc.done <- Answer{Err: err} // never sent
 				continue
 			}
 			live = append(live, pc)
@@ -161,9 +155,9 @@ func (d *dist) sendBatches(addr, method string, b *batcher) {
 		// that takes longer (its member hangs, or the callee is slow)
 		// goes on alone and holds up nobody.
 		sent := make(chan struct{})
-		if !d.goBackground(func() { defer close(sent); d.send(addr, method, live) }) {
+		if !d.Go(func() { defer close(sent); d.send(addr, method, live) }) {
 			for _, pc := range live {
-				pc.done <- batchResult{err: ErrClosed}
+				pc.done <- Answer{Err: d.closed}
 			}
 			continue
 		}
@@ -183,10 +177,10 @@ func (d *dist) sendBatches(addr, method string, b *batcher) {
 
 // send makes one transport call of the calls in live, alone or as a batch,
 // and answers each.
-func (d *dist) send(addr, method string, live []*pendingCall) {
+func (d *Protocol) send(addr, method string, live []*PendingCall) {
 	if len(live) == 1 {
-		resp, err := d.rpc(live[0].ctx, addr, method, live[0].body)
-		live[0].done <- batchResult{resp, err}
+		resp, err := d.callFramed(live[0].ctx, addr, method, live[0].body)
+		live[0].done <- Answer{resp, err}
 		return
 	}
 	req := batchReq{Method: method, Items: make([][]byte, len(live))}
@@ -194,31 +188,31 @@ func (d *dist) send(addr, method string, live []*pendingCall) {
 		req.Items[i] = pc.body
 	}
 	ctx, cancel := batchContext(d.ctx, d.timeout, live)
-	resp, err := d.rpc(ctx, addr, mBatch, enc(req))
+	resp, err := d.Call(ctx, addr, mBatch, Encode(req))
 	cancel()
 	var ans batchAns
 	if err == nil {
-		err = dec(resp, &ans)
+		err = Decode(resp, &ans)
 		if err == nil && (len(ans.Items) != len(live) || len(ans.Errors) != len(live)) {
-			err = errBadMessage
+			err = ErrBadMessage
 		}
 	}
 	if err == nil && ans.Tickets != nil && len(ans.Tickets) != len(live) {
-		err = errBadMessage
+		err = ErrBadMessage
 	}
 	for i, pc := range live {
 		switch {
 		case err != nil:
-			pc.done <- batchResult{err: err}
+			pc.done <- Answer{Err: err}
 		case ans.Tickets != nil && ans.Tickets[i] != 0:
 			ticket := ans.Tickets[i]
-			if !d.goBackground(func() { d.poll(addr, method, ticket, pc) }) {
-				pc.done <- batchResult{err: ErrClosed}
+			if !d.Go(func() { d.poll(addr, method, ticket, pc) }) {
+				pc.done <- Answer{Err: d.closed}
 			}
 		case ans.Errors[i] != "":
-			pc.done <- batchResult{err: &cluster.RemoteError{Addr: addr, Method: method, Message: ans.Errors[i]}}
+			pc.done <- Answer{Err: &RemoteError{Addr: addr, Method: method, Message: ans.Errors[i]}}
 		default:
-			pc.done <- batchResult{b: ans.Items[i]}
+			pc.done <- Answer{Body: ans.Items[i]}
 		}
 	}
 }
@@ -228,7 +222,7 @@ func (d *dist) send(addr, method string, live []*pendingCall) {
 // member that hangs does not hold up the calls queued behind it longer
 // than their callers wait), and at the latest deadline among them (timeout
 // from now for a caller without one).
-func batchContext(parent context.Context, timeout time.Duration, calls []*pendingCall) (context.Context, context.CancelFunc) {
+func batchContext(parent context.Context, timeout time.Duration, calls []*PendingCall) (context.Context, context.CancelFunc) {
 	var deadline time.Time
 	for _, pc := range calls {
 		dl, ok := pc.ctx.Deadline()
@@ -259,21 +253,21 @@ func batchContext(parent context.Context, timeout time.Duration, calls []*pendin
 }
 
 // poll fetches the answer of a call that outlasted its batch.
-func (d *dist) poll(addr, method string, ticket uint64, pc *pendingCall) {
-	resp, err := d.rpc(pc.ctx, addr, mBatchPoll, enc(pollReq{Ticket: ticket}))
+func (d *Protocol) poll(addr, method string, ticket uint64, pc *PendingCall) {
+	resp, err := d.Call(pc.ctx, addr, mBatchPoll, Encode(pollReq{Ticket: ticket}))
 	var ans pollAns
 	if err == nil {
-		err = dec(resp, &ans)
+		err = Decode(resp, &ans)
 	}
 	switch {
 	case err != nil:
-		pc.done <- batchResult{err: err}
+		pc.done <- Answer{Err: err}
 	case ans.Lost:
-		pc.done <- batchResult{err: fmt.Errorf("%w: the answer of a %s call to %s was lost (its outcome is unknown)", cluster.ErrUnreachable, method, addr)}
+		pc.done <- Answer{Err: fmt.Errorf("%w: the answer of a %s call to %s was lost (its outcome is unknown)", ErrUnreachable, method, addr)}
 	case ans.Error != "":
-		pc.done <- batchResult{err: &cluster.RemoteError{Addr: addr, Method: method, Message: ans.Error}}
+		pc.done <- Answer{Err: &RemoteError{Addr: addr, Method: method, Message: ans.Error}}
 	default:
-		pc.done <- batchResult{b: ans.Item}
+		pc.done <- Answer{Body: ans.Item}
 	}
 }
 
@@ -281,7 +275,7 @@ func (d *dist) poll(addr, method string, ticket uint64, pc *pendingCall) {
 // finished, or batchHold after the batch came, or, once one finished, as
 // long again as that took (at least batchHold/10); the calls still running
 // then are answered with a ticket to poll.
-func (d *dist) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
+func (d *Protocol) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
 	start := time.Now()
 	n := len(req.Items)
 	// The calls may outlive this answer: they run under the member's
@@ -309,11 +303,11 @@ func (d *dist) onBatch(ctx context.Context, from string, req *batchReq) batchAns
 	for i, body := range req.Items {
 		it := &batchItem{done: make(chan struct{})}
 		items[i] = it
-		if !d.goBackground(func() {
-			b, err := d.handle(ictx, from, req.Method, body)
+		if !d.Go(func() {
+			b, err := d.dispatch(ictx, from, req.Method, body)
 			finish(it, b, err)
 		}) {
-			finish(it, nil, ErrClosed)
+			finish(it, nil, d.closed)
 		}
 	}
 	hold := time.NewTimer(batchHold)
@@ -376,7 +370,7 @@ func (s *stragglers) add(it *batchItem, keep time.Duration) uint64 {
 
 // onPoll answers a poll once its call finished, or says the ticket is
 // unknown.
-func (d *dist) onPoll(ctx context.Context, req *pollReq) pollAns {
+func (d *Protocol) onPoll(ctx context.Context, req *pollReq) pollAns {
 	d.strag.mu.Lock()
 	it := d.strag.items[req.Ticket]
 	d.strag.mu.Unlock()
@@ -396,3 +390,6 @@ func (d *dist) onPoll(ctx context.Context, req *pollReq) pollAns {
 	}
 	return pollAns{Item: it.b}
 }
+
+// Done returns the channel the call's answer arrives on, once.
+func (pc *PendingCall) Done() <-chan Answer { return pc.done }

@@ -1,9 +1,10 @@
-package dmap
+package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/partition"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,17 +32,14 @@ import (
 // until failure detection drops the peer (its sync backups hold up its
 // writes over that time anyway).
 
-// errNoLease is returned to an operation at an owner whose lease expired
+// ErrNoLease is returned to an operation at an owner whose lease expired
 // and could not be renewed (no other member answered); the operation is
 // routed again until its deadline.
-var errNoLease = errors.New("stowage: this member could not confirm its partition table with any other member")
+var ErrNoLease = errors.New("stowage: this member could not confirm its partition table with any other member")
 
 // errNewerTable is a round's outcome when another member has a newer
 // table; the table is fetched from it before the round ends.
 var errNewerTable = errors.New("stowage: another member has a newer partition table")
-
-// mLease asks for the callee's table version.
-const mLease = "lease"
 
 type leaseMsg struct {
 	TV int64 `msgpack:"tv"`
@@ -59,18 +57,19 @@ type leaseState struct {
 }
 
 // leaseNow is the time on the member's monotonic clock.
-func (d *dist) leaseNow() time.Duration { return time.Since(d.clock0) }
+func (d *Protocol) leaseNow() time.Duration { return time.Since(d.clock0) }
 
 // leaseFresh reports whether the lease holds now.
-func (d *dist) leaseFresh() bool {
+func (d *Protocol) leaseFresh() bool {
 	return int64(d.leaseNow()) < d.lease.until.Load()
 }
 
-// ensureLease returns nil while the lease holds; else it waits for a
-// round of questions and returns nil once it was renewed, errMoved when
-// a newer table was found (the caller routes again with it), or an error
-// after which the operation is routed again.
-func (d *dist) ensureLease(ctx context.Context, p int) error {
+// EnsureLease returns nil while the lease holds; else it waits for a
+// round of questions and returns nil once it was renewed, a
+// partition.MovedError for p when a newer table was found (the caller
+// routes again with it), or an error matching ErrNoLease after which the
+// operation is routed again.
+func (d *Protocol) EnsureLease(ctx context.Context, p int) error {
 	if d.leaseFor <= 0 || d.leaseFresh() {
 		return nil
 	}
@@ -79,23 +78,21 @@ func (d *dist) ensureLease(ctx context.Context, p int) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, errNewerTable):
-		return errMoved(p)
-	case errors.Is(err, errNoLease):
-		return errRoute{err}
+		return partition.MovedError{Partition: p}
 	}
 	return err
 }
 
 // renewLease waits for the round under way, or starts one, and reports
 // whether the lease holds once it ended.
-func (d *dist) renewLease(ctx context.Context) error {
+func (d *Protocol) renewLease(ctx context.Context) error {
 	d.lease.mu.Lock()
 	ch := d.lease.round
 	if ch == nil {
 		var ok bool
 		if ch, ok = d.startRoundLocked(); !ok {
 			d.lease.mu.Unlock()
-			return ErrClosed
+			return d.closed
 		}
 	}
 	d.lease.mu.Unlock()
@@ -104,7 +101,7 @@ func (d *dist) renewLease(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-d.ctx.Done():
-		return ErrClosed
+		return d.closed
 	}
 	if d.leaseFresh() {
 		return nil
@@ -114,14 +111,14 @@ func (d *dist) renewLease(ctx context.Context) error {
 	if d.lease.err != nil {
 		return d.lease.err
 	}
-	return errNoLease
+	return ErrNoLease
 }
 
 // startRoundLocked starts a round of questions; d.lease.mu is held.
-func (d *dist) startRoundLocked() (chan struct{}, bool) {
+func (d *Protocol) startRoundLocked() (chan struct{}, bool) {
 	ch := make(chan struct{})
 	d.lease.inflight.Add(1)
-	if !d.goBackground(func() { d.leaseRound(ch) }) {
+	if !d.Go(func() { d.leaseRound(ch) }) {
 		d.lease.inflight.Add(-1)
 		return nil, false
 	}
@@ -131,7 +128,7 @@ func (d *dist) startRoundLocked() (chan struct{}, bool) {
 
 // leaseRound asks every other live member for its table version and
 // renews the lease if it may.
-func (d *dist) leaseRound(done chan struct{}) {
+func (d *Protocol) leaseRound(done chan struct{}) {
 	defer d.lease.inflight.Add(-1)
 	sent := d.leaseNow()
 	err := d.askTables()
@@ -158,10 +155,10 @@ func (d *dist) leaseRound(done chan struct{}) {
 
 // askTables asks the other live members for their table version: nil
 // once one answered and none that answered is newer, errNewerTable if
-// one is (its table is fetched first), errNoLease if nobody answered
+// one is (its table is fetched first), ErrNoLease if nobody answered
 // within leaseFor/2.
-func (d *dist) askTables() error {
-	mine := d.tableVersion()
+func (d *Protocol) askTables() error {
+	mine := d.TableVersion()
 	d.mu.Lock()
 	var addrs []string
 	for id := range d.live {
@@ -182,15 +179,15 @@ func (d *dist) askTables() error {
 	}
 	ch := make(chan answer, len(addrs))
 	for _, a := range addrs {
-		if !d.goBackground(func() {
-			b, err := d.rpc(ctx, a, mLease, enc(leaseMsg{TV: mine}))
+		if !d.Go(func() {
+			b, err := d.Call(ctx, a, mLease, Encode(leaseMsg{TV: mine}))
 			var m leaseMsg
 			if err == nil {
-				err = dec(b, &m)
+				err = Decode(b, &m)
 			}
 			ch <- answer{a, m.TV, err}
 		}) {
-			ch <- answer{a, 0, ErrClosed}
+			ch <- answer{a, 0, d.closed}
 		}
 	}
 	answered := 0
@@ -201,30 +198,30 @@ func (d *dist) askTables() error {
 		case a.err != nil:
 			last = a.err
 		case a.tv > mine:
-			d.noteTable(ctx, a.addr, a.tv)
+			d.NoteTable(ctx, a.addr, a.tv)
 			return fmt.Errorf("%w (%s has version %d, this member had %d)", errNewerTable, a.addr, a.tv, mine)
 		default:
 			answered++
 		}
 	}
 	if answered == 0 {
-		return fmt.Errorf("%w: %w", errNoLease, last)
+		return fmt.Errorf("%w: %w", ErrNoLease, last)
 	}
 	return nil
 }
 
 // onLease answers a lease question with this member's table version, and
 // fetches the caller's table if it is newer.
-func (d *dist) onLease(from string, req *leaseMsg) leaseMsg {
-	if req.TV > d.tableVersion() {
-		d.askFetch(from)
+func (d *Protocol) onLease(from string, req *leaseMsg) leaseMsg {
+	if req.TV > d.TableVersion() {
+		d.AskFetch(from)
 	}
-	return leaseMsg{TV: d.tableVersion()}
+	return leaseMsg{TV: d.TableVersion()}
 }
 
 // leaseLoop starts a round every leaseFor/4 (at most four under way at
 // once), so that the lease is renewed ahead of its end.
-func (d *dist) leaseLoop() {
+func (d *Protocol) leaseLoop() {
 	defer d.wg.Done()
 	every := max(d.leaseFor/4, 5*time.Millisecond)
 	t := time.NewTicker(every)

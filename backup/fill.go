@@ -1,4 +1,4 @@
-package dmap
+package backup
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/cluster"
-	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
 )
 
 // fillAll gives partition p (every ready map) to each live backup the
 // table names, and returns those that took it.
-func (d *dist) fillAll(ctx context.Context, p int, epoch uint64, cores []*core) []string {
-	t, _ := d.currentTable()
+func (d *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string {
+	t, _ := d.p.Table()
 	if t == nil || t.Owner(p) != d.self {
 		return nil
 	}
@@ -28,7 +27,7 @@ func (d *dist) fillAll(ctx context.Context, p int, epoch uint64, cores []*core) 
 	var wg sync.WaitGroup
 	for i, b := range want {
 		// Each backup gets the maps that keep a backup at its place.
-		body := enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+		body := cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: d.h.Export(p, true, i+1)})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -50,13 +49,13 @@ var errNotReplica = errors.New("stowage: member is no longer a replica")
 
 // fillTo sends a fill until the backup took it or is no longer a live
 // replica of p.
-func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
+func (d *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) error {
 	delay := 10 * time.Millisecond
 	for {
-		a := d.addr(b)
+		a := d.p.Addr(b)
 		var resp []byte
 		err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
-		if a != "" && d.tr != nil {
+		if a != "" && !d.p.Alone() {
 			var stale bool
 			resp, stale, err = d.callWhile(ctx, a, mFill, body, func(t *partition.Table) bool {
 				return t.Owner(p) == d.self && slices.Contains(t.Owners[p], b)
@@ -65,7 +64,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 				// A table that makes another member p's owner, or b no
 				// longer its replica: this fill is not needed any more
 				// (b may hang, and its waiters go on without it).
-				if !d.owns(p) {
+				if !d.p.Owns(p) {
 					return errMoved(p)
 				}
 				return errNotReplica
@@ -73,7 +72,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 		}
 		if err == nil {
 			var ans codeAns
-			if err = dec(resp, &ans); err == nil {
+			if err = cluster.Decode(resp, &ans); err == nil {
 				switch ans.Code {
 				case codeOK:
 					return nil
@@ -81,19 +80,19 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 					d.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
 					// A partial fill onto a copy that is not whole: the
 					// whole partition is sent again, the caller routes again.
-					d.slots[p].MarkDirty()
-					d.goBackground(func() { d.refill([]int{p}) })
+					d.replicas[p].MarkDirty()
+					d.p.Go(func() { d.refill([]int{p}) })
 					return errMoved(p)
 				}
 				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
 				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
-				d.askFetch(a)
+				d.p.AskFetch(a)
 			}
 		}
-		if !d.inReplicaSet(p, b) || !d.isLive(b) {
+		if !d.p.InReplicaSet(p, b) || !d.p.IsLive(b) {
 			return errNotReplica
 		}
-		if !d.owns(p) {
+		if !d.p.Owns(p) {
 			return errMoved(p)
 		}
 		if ctx.Err() != nil {
@@ -103,7 +102,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 		case <-time.After(delay):
 		case <-ctx.Done():
 		case <-d.ctx.Done():
-			return ErrClosed
+			return d.closed
 		}
 		delay = min(2*delay, 500*time.Millisecond)
 	}
@@ -112,7 +111,7 @@ func (d *dist) fillTo(ctx context.Context, b string, p int, body []byte) error {
 // callWhile makes one call to addr and waits for its answer while the
 // current table satisfies need; once a table does not, it gives up on the
 // call and returns stale true.
-func (d *dist) callWhile(ctx context.Context, addr, method string, body []byte, need func(*partition.Table) bool) ([]byte, bool, error) {
+func (d *Replicator) callWhile(ctx context.Context, addr, method string, body []byte, need func(*partition.Table) bool) ([]byte, bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
@@ -121,11 +120,11 @@ func (d *dist) callWhile(ctx context.Context, addr, method string, body []byte, 
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		b, err := d.rpc(cctx, addr, method, body)
+		b, err := d.p.Call(cctx, addr, method, body)
 		ch <- answer{b, err}
 	}()
 	for {
-		t, tabCh := d.currentTable()
+		t, tabCh := d.p.Table()
 		if t != nil && !need(t) {
 			cancel()
 			<-ch // the call ends with its context
@@ -141,52 +140,28 @@ func (d *dist) callWhile(ctx context.Context, addr, method string, body []byte, 
 
 // releaseOthers tells every member that reported a copy of p, other than
 // the backups just filled, to drop it.
-func (d *dist) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
-	body := enc(releaseReq{TV: d.tableVersion(), P: p, Epoch: epoch})
+func (d *Replicator) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
+	body := cluster.Encode(releaseReq{P: p, Epoch: epoch})
 	for _, id := range holders {
-		a := d.addr(id)
-		if id == d.self || slices.Contains(backups, id) || a == "" || d.tr == nil {
+		a := d.p.Addr(id)
+		if id == d.self || slices.Contains(backups, id) || a == "" || d.p.Alone() {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, _ = d.rpc(rctx, a, mRelease, body)
+		_, _ = d.p.Call(rctx, a, mRelease, body)
 		cancel()
 	}
 }
 
-// prepareMapPart makes one map's partition ready on an active owner (a
-// map new here, LAZY, or unknown when the partition was taken over): it
-// loads what the store has, records the slot's epoch start for it, and
-// gives it to the backups.
-func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
-	s := d.slots[pt.id]
-	epoch, backups, active := s.Serving()
-	if !active {
-		return errMoved(pt.id)
-	}
-	pt.mu.Lock()
-	loaded := pt.loaded
-	pt.mu.Unlock()
-	if c.store != nil && !loaded {
-		if _, err := c.loadFromStore(ctx, pt); err != nil {
-			return err
-		}
-	}
-	pt.mu.Lock()
-	from := pt.ver.Seq
-	pt.ver = mapstore.Version{Epoch: epoch, Seq: from}
-	pt.mu.Unlock()
-	if c.store != nil {
-		if err := c.startEpoch(ctx, pt.id, epoch, from); err != nil {
-			return err
-		}
-	}
-	if len(backups) == 0 {
-		return nil
-	}
-	mp := c.export(pt, true)
-	body := enc(fillReq{TV: d.tableVersion(), Epoch: epoch, Data: partData{P: pt.id, Maps: []mapPart{mp}}, Partial: true})
-	syncB, asyncB, _ := d.targets(pt.id, c, backups)
+// FillMap gives one map's data of an active partition, mp, to the
+// partition's filled backups (those it keeps: the first syncN are waited
+// for, the next asyncN only a while), as a partial fill: the backups keep
+// their other maps. epoch and backups are the partition's (Replica.
+// Serving). An async backup that does not take it is refilled whole
+// later.
+func (d *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups []string, mp MapPart, syncN, asyncN int) error {
+	body := cluster.Encode(fillReq{TV: d.p.TableVersion(), Epoch: epoch, Data: PartData{P: p, Maps: []MapPart{mp}}, Partial: true})
+	syncB, asyncB, _ := d.targets(p, syncN, asyncN, backups)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -200,14 +175,14 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 				// An async backup holds up no write for long: it gets a
 				// while to take the fill (none if it just failed to), then
 				// is filled again later.
-				if err := d.fillAsync(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
+				if err := d.fillAsync(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
 					mu.Lock()
 					asyncFailed = append(asyncFailed, b)
 					mu.Unlock()
 				}
 				return
 			}
-			if err := d.fillTo(ctx, b, pt.id, body); err != nil && !errors.Is(err, errNotReplica) {
+			if err := d.fillTo(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -218,8 +193,8 @@ func (d *dist) prepareMapPart(ctx context.Context, c *core, pt *part) error {
 	if len(asyncFailed) > 0 {
 		// They get no records until a refill gives them the whole
 		// partition (only them: the others have this map's part).
-		s.DropBackups(asyncFailed)
-		d.goBackground(func() { d.refill1(pt.id) })
+		d.replicas[p].DropBackups(asyncFailed)
+		d.p.Go(func() { d.refill1(p) })
 	}
 	return errors.Join(errs...)
 }
@@ -235,7 +210,7 @@ const (
 
 // fillAsync fills async backup b within asyncFillWait, at once failing
 // if b did not take a fill in time lately.
-func (d *dist) fillAsync(ctx context.Context, b string, p int, body []byte) error {
+func (d *Replicator) fillAsync(ctx context.Context, b string, p int, body []byte) error {
 	d.mu.Lock()
 	until, slow := d.slowAsync[b]
 	d.mu.Unlock()
@@ -255,20 +230,10 @@ func (d *dist) fillAsync(ctx context.Context, b string, p int, body []byte) erro
 	return err
 }
 
-// maxSync is the most synchronous backups any of cores keeps: a replica
-// at a later place is an async backup of every map.
-func maxSync(cores []*core) int {
-	n := 0
-	for _, c := range cores {
-		n = max(n, c.sync)
-	}
-	return n
-}
-
 // refill gives active partitions to backups the table added (or that
 // lost their copy), with writes held meanwhile, and tells backups the
 // table removed to drop theirs.
-func (d *dist) refill(ps []int) {
+func (d *Replicator) refill(ps []int) {
 	for _, p := range ps {
 		if d.ctx.Err() != nil {
 			return
@@ -277,21 +242,19 @@ func (d *dist) refill(ps []int) {
 	}
 }
 
-func (d *dist) refill1(p int) {
+func (d *Replicator) refill1(p int) {
 	var t *partition.Table
-	var cores []*core
 	var bodies [][]byte
-	f, ok := d.slots[p].BeginRefill(d.ctx, func() (bool, []string) {
-		t, _ = d.currentTable()
+	f, ok := d.replicas[p].BeginRefill(d.ctx, func() (bool, []string) {
+		t, _ = d.p.Table()
 		if t == nil {
 			return false, nil
 		}
 		return t.Owner(p) == d.self, slices.Clone(t.Owners[p][1:])
 	}, func(epoch uint64) {
-		cores = d.n.allCores()
 		bodies = make([][]byte, len(t.Owners[p])-1)
 		for i := range bodies {
-			bodies[i] = enc(fillReq{TV: t.Version, Epoch: epoch, Data: d.n.partDataFor(p, true, cores, i+1)})
+			bodies[i] = cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: d.h.Export(p, true, i+1)})
 		}
 	})
 	if !ok {
@@ -300,7 +263,7 @@ func (d *dist) refill1(p int) {
 	want, old, force, epoch := f.Want, f.Old, f.Force, f.Epoch
 
 	filled := make([]bool, len(want))
-	nsync := maxSync(cores)
+	nsync := d.h.MaxSyncBackups()
 	var wg sync.WaitGroup
 	for i, b := range want {
 		if slices.Contains(old, b) && !force {
@@ -333,7 +296,7 @@ func (d *dist) refill1(p int) {
 	retry := f.End(now, len(now) == len(want), syncMissing, asyncRetryMax)
 	if len(now) < len(want) {
 		// Try the others again (the master loop's repair would, later).
-		d.goBackground(func() {
+		d.p.Go(func() {
 			select {
 			case <-time.After(retry):
 				d.refill1(p)

@@ -1,0 +1,228 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/partition"
+)
+
+// errStaleOwner: a backup refused a record because this member is no
+// longer the partition's owner (or its epoch is over). The write changed
+// nothing; the caller routes it again.
+var errStaleOwner = errors.New("stowage: a backup refused the write: this member no longer owns the partition")
+
+// errNeedFill: a backup's copy is not whole; the partition is filled
+// again and the write, which changed nothing, is routed again.
+var errNeedFill = errors.New("stowage: a backup needs the partition again")
+
+// Sent is an owner's record on its way to the partition's backups.
+type Sent struct {
+	d    *Replicator
+	rec  Record
+	sync []string // the sync backups, in table order
+	errs []error  // each one's outcome, once wg is done
+	wg   sync.WaitGroup
+}
+
+// Send hands rec, a write admitted by ticket t, to the partition's
+// backups: each of the map's first syncN filled backups applies it
+// (Wait), the next asyncN get it without being waited for. It fails
+// with a partition.MovedError, changing nothing, while a sync backup the
+// table names has no copy yet (its fill failed and is retried).
+func (d *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, asyncN int, rec Record) (*Sent, error) {
+	syncB, asyncB, missing := d.targets(rec.P, syncN, asyncN, t.Backups)
+	if missing != "" {
+		d.p.Go(func() { d.refill1(rec.P) })
+		return nil, errMoved(rec.P)
+	}
+	rec.Epoch = t.Epoch
+	body := cluster.Encode(rec)
+	s := &Sent{d: d, rec: rec, sync: syncB, errs: make([]error, len(syncB))}
+	for i, b := range syncB {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			start := time.Now()
+			s.errs[i] = d.sendBackup(ctx, b, rec.P, body)
+			d.m.backupSeconds.Observe(time.Since(start).Seconds())
+		}()
+	}
+	for _, b := range asyncB {
+		d.p.Go(func() {
+			actx, cancel := context.WithTimeout(d.ctx, d.timeout)
+			defer cancel()
+			if err := d.sendBackup(actx, b, rec.P, body); err != nil {
+				d.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", rec.P, "err", err)
+				d.p.Go(func() { d.refill([]int{rec.P}) })
+			}
+		})
+	}
+	return s, nil
+}
+
+// Wait waits until every sync backup applied the record, refused it, or
+// left the replica set, and returns the failures ("backup <id>: ...").
+// Refused reports whether every failure was a refusal that changed
+// nothing and asks the write to be routed again.
+func (s *Sent) Wait() (failed []error, refused bool) {
+	s.wg.Wait()
+	for i, err := range s.errs {
+		if err != nil {
+			failed = append(failed, fmt.Errorf("backup %s: %w", s.sync[i], err))
+		}
+	}
+	return failed, errorsAll(s.errs, errStaleOwner) || errorsAll(s.errs, errNeedFill)
+}
+
+// Revert undoes the record on the sync backups that applied it: they
+// restore prev (absent when !prevOK), and count comp (the seq the owner
+// spent undoing it in its store; 0: none) as applied.
+func (s *Sent) Revert(prevOK bool, prev Entry, comp uint64) {
+	d := s.d
+	ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
+	defer cancel()
+	rec := s.rec
+	rec.Rec.V = nil
+	rec.PrevOK, rec.Prev, rec.Comp = prevOK, prev, comp
+	body := cluster.Encode(rec)
+	for i, b := range s.sync {
+		if s.errs[i] != nil {
+			continue
+		}
+		if _, err := d.p.Call(ctx, d.p.Addr(b), mRevert, body); err != nil {
+			// The backup is going away or will be filled again.
+			d.log.Debug("stowage: revert not delivered", "member", b, "partition", rec.P, "err", err)
+		}
+	}
+}
+
+// targets splits a map's backups by their place in p's replica set: the
+// first syncN are synchronous, the next asyncN asynchronous. filled are
+// the backups that hold the partition; missing names a synchronous one
+// that does not yet.
+func (d *Replicator) targets(p, syncN, asyncN int, filled []string) (syncB, asyncB []string, missing string) {
+	t, _ := d.p.Table()
+	if t == nil {
+		return nil, nil, ""
+	}
+	rs := t.Owners[p]
+	for pos := 1; pos < len(rs) && pos <= syncN+asyncN; pos++ {
+		b := rs[pos]
+		if !slices.Contains(filled, b) {
+			if pos <= syncN && missing == "" {
+				missing = b
+			}
+			continue
+		}
+		if pos <= syncN {
+			syncB = append(syncB, b)
+		} else {
+			asyncB = append(asyncB, b)
+		}
+	}
+	return syncB, asyncB, missing
+}
+
+func errorsAll(errs []error, target error) bool {
+	any := false
+	for _, e := range errs {
+		if e != nil {
+			if !errors.Is(e, target) {
+				return false
+			}
+			any = true
+		}
+	}
+	return any
+}
+
+// sendBackup delivers a record to backup b until it applied it, refused
+// it (errStaleOwner), or is no longer a live replica of p, in which case
+// the write no longer needs it. Records are applied by version, so
+// sending one twice is harmless.
+func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byte) error {
+	delay := 5 * time.Millisecond
+	for {
+		a := d.p.Addr(b)
+		var resp []byte
+		var err error
+		if a == "" || d.p.Alone() {
+			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
+		} else {
+			var gone bool
+			resp, gone, err = d.backupCall(ctx, a, b, p, body)
+			if gone {
+				return nil
+			}
+		}
+		if err == nil {
+			var ans codeAns
+			if err := cluster.Decode(resp, &ans); err != nil {
+				return err
+			}
+			switch ans.Code {
+			case codeOK:
+				return nil
+			case codeStale, codeMoved:
+				d.log.Debug("stowage: backup refused a record", "partition", p, "member", b, "msg", ans.Msg)
+				d.m.refused.Inc()
+				d.p.AskFetch(a)
+				return fmt.Errorf("%w: %s", errStaleOwner, ans.Msg)
+			case codeNeedFill:
+				d.log.Debug("stowage: backup needs a fill", "partition", p, "member", b, "msg", ans.Msg)
+				d.replicas[p].MarkDirty()
+				d.p.Go(func() { d.refill([]int{p}) })
+				return fmt.Errorf("%w: %s", errNeedFill, ans.Msg)
+			default:
+				return fmt.Errorf("stowage: backup %s: %s", b, ans.Msg)
+			}
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("stowage: backup %s did not acknowledge: %w", b, err)
+		}
+		if !d.p.InReplicaSet(p, b) {
+			// The table no longer names it (it failed or moved): the write
+			// does not wait for it, and its copy no longer counts.
+			return nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		case <-d.ctx.Done():
+			return d.closed
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// backupCall sends one backup record to member id at addr a and waits for
+// the answer, for the caller to give up, or for a table that no longer
+// names id a replica of p (gone true: the write does not wait for it).
+// A member that hangs is dropped from the table by failure detection; the
+// writes waiting for it then complete without it.
+func (d *Replicator) backupCall(ctx context.Context, a, id string, p int, body []byte) (resp []byte, gone bool, err error) {
+	pc, err := d.p.Enqueue(ctx, a, mBackup, body)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		t, tabCh := d.p.Table()
+		if t != nil && !slices.Contains(t.Owners[p], id) {
+			return nil, true, nil
+		}
+		select {
+		case r := <-pc.Done():
+			return r.Body, false, r.Err
+		case <-ctx.Done():
+			// The record may still reach it with its batch.
+			return nil, false, ctx.Err()
+		case <-tabCh:
+		}
+	}
+}

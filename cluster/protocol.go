@@ -1,0 +1,608 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/stowage/stowage/partition"
+)
+
+// Protocol is this member's end of the member protocol: who the members
+// are and whether they answer, the partition table this member serves
+// by (installed one version at a time, computed and published by the
+// master), calls to the others (batched per member), the one dispatcher
+// of calls from them, and the owner's lease. A member alone (no
+// transport) runs the same code with a view of one. It is safe for
+// concurrent use.
+type Protocol struct {
+	log      *slog.Logger
+	view     View
+	tr       Transport // nil: a member alone
+	self     string    // member id
+	count    int       // partitions
+	replicas int       // replica-set size in the table: owner + backups
+	startMin int       // members needed before the first table
+	timeout  time.Duration
+	closed   error // what waits return once the protocol stopped
+
+	// onTable and repair are the layer above's (SetTableHooks).
+	onTable func(*partition.Table)
+	repair  func()
+
+	methods map[string]method // the dispatcher's (dispatch.go)
+
+	instMu sync.Mutex // serialises install and onTable
+	mu     sync.Mutex
+	table  *partition.Table // nil until the first table
+	tabCh  chan struct{}    // closed and replaced when the table changes
+	addrs  map[string]string
+	live   map[string]bool
+	// down: members whose transport refused a connection (nothing listens:
+	// the process is gone), kept out of tables and take-overs until they
+	// answer again, ahead of failure detection.
+	down map[string]time.Time
+	seen map[string]bool // the live members at the last refresh
+
+	bmu      sync.Mutex
+	batchers map[batchKey]*batcher
+	strag    stragglers // calls that outlasted their batch, for polls
+
+	// The owner's lease (lease.go).
+	clock0   time.Time
+	leaseFor time.Duration
+	lease    leaseState
+	wasMstr  bool
+	// lastMembers is the member set the master last computed a table for.
+	lastMembers string
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	kick    chan struct{}
+	fetch   chan string // members to fetch a newer table from
+	running atomic.Bool
+}
+
+// ProtocolConfig configures a Protocol.
+type ProtocolConfig struct {
+	// View and Transport are the cluster this member is part of; a nil
+	// Transport is a member alone (View is then a view of one).
+	View      View
+	Transport Transport
+	// Partitions is the partition count; Replicas the table's replica-set
+	// size (owner plus the most backups any map keeps); StartMin the
+	// members needed before the first table
+	// (hazelcast.initial.min.size).
+	Partitions, Replicas, StartMin int
+	// Timeout bounds a call whose context has no deadline.
+	Timeout time.Duration
+	// Lease is how long an owner serves after the others last confirmed
+	// its table (lease.go); 0 turns the lease off.
+	Lease time.Duration
+	// Closed is the error waits return once the protocol stopped.
+	Closed error
+	Logger *slog.Logger
+}
+
+// NewProtocol makes a protocol and installs its dispatcher as the
+// transport's handler. Start begins its loops.
+func NewProtocol(cfg ProtocolConfig) *Protocol {
+	d := &Protocol{log: cfg.Logger, view: cfg.View, tr: cfg.Transport, self: cfg.View.Self().ID, count: cfg.Partitions, replicas: cfg.Replicas,
+		startMin: max(1, cfg.StartMin), timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, tabCh: make(chan struct{}),
+		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{},
+		kick: make(chan struct{}, 1), fetch: make(chan string, 16), methods: map[string]method{}}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.closed == nil {
+		d.closed = ErrClosed
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.clock0 = time.Now()
+	d.registerOwn()
+	if d.tr != nil {
+		d.tr.SetHandler(d.dispatch)
+	}
+	return d
+}
+
+// SetTableHooks gives the layer above its part in the loops: onTable is
+// called with every newer table once installed (one at a time, in
+// version order), repair at every round of the master loop. Call it
+// before Start.
+func (d *Protocol) SetTableHooks(onTable func(*partition.Table), repair func()) {
+	d.onTable, d.repair = onTable, repair
+}
+
+// Start begins the loops: the master's table, fetching newer tables, the
+// lease.
+func (d *Protocol) Start() {
+	d.running.Store(true)
+	d.Members()
+	d.wg.Add(2)
+	go d.masterLoop()
+	go d.fetchLoop()
+	if d.leaseFor > 0 {
+		d.wg.Add(1)
+		go d.leaseLoop()
+	}
+}
+
+// Started reports whether Start was called.
+func (d *Protocol) Started() bool { return d.running.Load() }
+
+// Stop ends the loops and waits for every goroutine the protocol
+// started.
+func (d *Protocol) Stop() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+// Go runs fn on a goroutine that Stop waits for; false (fn not run)
+// once the protocol stopped.
+func (d *Protocol) Go(fn func()) bool {
+	select {
+	case <-d.ctx.Done():
+		return false
+	default:
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// Members reads the view: the live members (oldest first) and their
+// addresses. A member whose transport refuses connections is left out.
+func (d *Protocol) Members() []Member {
+	ms := d.view.Members()
+	d.mu.Lock()
+	clear(d.live)
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.RPC != "" {
+			d.addrs[m.ID] = m.RPC
+		}
+		if _, down := d.down[m.ID]; down {
+			continue
+		}
+		d.live[m.ID] = true
+		out = append(out, m)
+	}
+	for id := range d.down {
+		if !slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id }) {
+			delete(d.down, id) // failure detection caught up
+		}
+	}
+	// Connections to members that left the view are closed, so that calls
+	// waiting on a hung member fail now and are routed again.
+	var gone []string
+	for id := range d.seen {
+		if !d.live[id] {
+			if _, down := d.down[id]; !down {
+				gone = append(gone, d.addrs[id])
+			}
+			delete(d.seen, id)
+		}
+	}
+	for id := range d.live {
+		d.seen[id] = true
+	}
+	d.mu.Unlock()
+	if dr, ok := d.tr.(Dropper); ok {
+		for _, a := range gone {
+			if a != "" {
+				dr.Drop(a)
+			}
+		}
+	}
+	return out
+}
+
+// noteRefused takes a member whose transport refused a connection as
+// gone: it is left out from now on, the master is told (it checks for
+// itself), and this member's own loop recomputes if it is the master now.
+func (d *Protocol) noteRefused(addr string) {
+	id := d.IDOf(addr)
+	if id == "" || id == d.self {
+		return
+	}
+	d.mu.Lock()
+	_, known := d.down[id]
+	if !known {
+		d.down[id] = time.Now()
+	}
+	d.mu.Unlock()
+	if known {
+		return
+	}
+	d.log.Info("stowage: member's transport refuses connections: taken as gone", "member", id)
+	d.kickLoop()
+	d.Go(func() {
+		ms := d.Members()
+		if len(ms) == 0 || ms[0].ID == d.self || ms[0].RPC == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+		defer cancel()
+		_, _ = d.Call(ctx, ms[0].RPC, mSuspect, []byte(id))
+	})
+}
+
+// recheckDown asks members taken as gone whether they answer again.
+func (d *Protocol) recheckDown() {
+	d.mu.Lock()
+	var ids []string
+	for id, since := range d.down {
+		if time.Since(since) > 200*time.Millisecond {
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		a := d.Addr(id)
+		if a == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 500*time.Millisecond)
+		_, err := d.tr.Call(ctx, a, mGetTab, d.frame(nil))
+		cancel()
+		d.mu.Lock()
+		if err == nil {
+			delete(d.down, id)
+		} else if errors.Is(err, syscall.ECONNREFUSED) {
+			d.down[id] = time.Now()
+		}
+		d.mu.Unlock()
+		if err == nil {
+			d.log.Info("stowage: member answers again", "member", id)
+			d.kickLoop()
+		}
+	}
+}
+
+// kickLoop wakes the master loop.
+func (d *Protocol) kickLoop() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Protocol) IsLive(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.live[id]
+}
+
+func (d *Protocol) Addr(id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.addrs[id]
+}
+
+// idOf returns the member id whose transport address is addr.
+func (d *Protocol) IDOf(addr string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, a := range d.addrs {
+		if a == addr {
+			return id
+		}
+	}
+	return ""
+}
+
+// currentTable returns the installed table (nil before the first) and the
+// channel closed when it changes.
+func (d *Protocol) Table() (*partition.Table, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.table, d.tabCh
+}
+
+func (d *Protocol) TableVersion() int64 {
+	t, _ := d.Table()
+	if t == nil {
+		return 0
+	}
+	return t.Version
+}
+
+// ownerOf returns the owner of partition p per the current table, waiting
+// (within ctx) for a first table.
+func (d *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
+	for {
+		t, ch := d.Table()
+		if t != nil {
+			if o := t.Owner(p); o != "" {
+				return o, nil
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", fmt.Errorf("stowage: no partition table yet (waiting for %d members): %w", d.startMin, ctx.Err())
+		case <-d.ctx.Done():
+			return "", d.closed
+		}
+	}
+}
+
+// install makes t the current table if it is newer, and hands it to the
+// layer above (onTable).
+func (d *Protocol) install(t *partition.Table) bool {
+	if t == nil || len(t.Owners) != d.count {
+		return false
+	}
+	// Tables are installed one at a time, so that the layer above never
+	// moves back to an older table's view.
+	d.instMu.Lock()
+	defer d.instMu.Unlock()
+	d.mu.Lock()
+	if d.table != nil && t.Version <= d.table.Version {
+		d.mu.Unlock()
+		return false
+	}
+	d.table = t
+	close(d.tabCh)
+	d.tabCh = make(chan struct{})
+	d.mu.Unlock()
+	d.log.Debug("stowage: partition table installed", "version", t.Version)
+	if d.onTable != nil {
+		d.onTable(t)
+	}
+	return true
+}
+
+// masterLoop recomputes and publishes the table whenever membership
+// changes, while this member is the master, and republishes it now and
+// then for members that missed it.
+func (d *Protocol) masterLoop() {
+	defer d.wg.Done()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		ch := d.view.Changed()
+		d.recheckDown()
+		ms := d.Members()
+		d.rebalance(ms)
+		if d.repair != nil {
+			d.repair()
+		}
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-ch:
+		case <-d.kick:
+		case <-tick.C:
+		}
+	}
+}
+
+// rebalance is the master's work: a table for the live members, published
+// to every one of them.
+func (d *Protocol) rebalance(ms []Member) {
+	if len(ms) == 0 || ms[0].ID != d.self {
+		d.mu.Lock()
+		d.wasMstr = false
+		d.mu.Unlock()
+		return
+	}
+	cur, _ := d.Table()
+	if cur == nil && len(ms) < d.startMin {
+		return // hazelcast.initial.min.size
+	}
+	key := memberKey(ms)
+	d.mu.Lock()
+	changed := !d.wasMstr || key != d.lastMembers
+	d.wasMstr, d.lastMembers = true, key
+	d.mu.Unlock()
+	if changed && d.tr != nil {
+		// A new master, or members that were apart (a healed split):
+		// continue from the newest table any member has, so that the next
+		// version is above every table in use.
+		for _, t := range d.collectTables(ms) {
+			d.install(t)
+		}
+		cur, _ = d.Table()
+	}
+	ids := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if !m.Draining {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return // every member is leaving: keep the table
+	}
+	next := partition.Assign(ids, d.count, d.replicas-1, cur)
+	if cur != nil && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
+		d.publish(ms, cur)
+		return
+	}
+	d.install(next)
+	level := slog.LevelInfo
+	if d.tr == nil {
+		level = slog.LevelDebug
+	}
+	d.log.Log(d.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+	d.publish(ms, next)
+}
+
+func memberKey(ms []Member) string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+func (d *Protocol) collectTables(ms []Member) []*partition.Table {
+	var out []*partition.Table
+	for _, m := range ms {
+		if m.ID == d.self || m.RPC == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+		b, err := d.Call(ctx, m.RPC, mGetTab, nil)
+		cancel()
+		if err != nil {
+			continue
+		}
+		var tm tableMsg
+		if Decode(b, &tm) == nil && tm.Version > 0 {
+			out = append(out, tm.table())
+		}
+	}
+	return out
+}
+
+func (d *Protocol) publish(ms []Member, t *partition.Table) {
+	if d.tr == nil {
+		return
+	}
+	body := Encode(tableOf(t))
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		if m.ID == d.self || m.RPC == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(addr string) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			defer cancel()
+			b, err := d.Call(ctx, addr, mTable, body)
+			var tm tableMsg
+			if err == nil && Decode(b, &tm) == nil && tm.Version > t.Version {
+				// The member has a newer table (from a master this one did
+				// not know of): continue from it.
+				d.AskFetch(addr)
+				d.kickLoop()
+			}
+		}(m.RPC)
+	}
+	wg.Wait()
+}
+
+// noteTable is called with the table version a caller sent: a newer one
+// is fetched from it before the call is served.
+func (d *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
+	if tv <= d.TableVersion() || d.tr == nil {
+		return
+	}
+	b, err := d.Call(ctx, from, mGetTab, nil)
+	if err != nil {
+		return
+	}
+	var tm tableMsg
+	if Decode(b, &tm) == nil {
+		d.install(tm.table())
+	}
+}
+
+// fetchLoop fetches tables that answers showed to be newer.
+func (d *Protocol) fetchLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case addr := <-d.fetch:
+			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			d.NoteTable(ctx, addr, d.TableVersion()+1)
+			cancel()
+		}
+	}
+}
+
+// askFetch queues a table fetch from addr.
+func (d *Protocol) AskFetch(addr string) {
+	select {
+	case d.fetch <- addr:
+	default:
+	}
+}
+
+// CallMember sends req (encoded) to the member with id.
+func (d *Protocol) CallMember(ctx context.Context, id, method string, req any) ([]byte, error) {
+	a := d.Addr(id)
+	if a == "" || d.tr == nil {
+		return nil, fmt.Errorf("%w: member %s has no known address", ErrUnreachable, id)
+	}
+	return d.Call(ctx, a, method, Encode(req))
+}
+
+// Call makes one call to the member at addr with this member's request
+// header. A refused connection means nothing listens at the member's
+// transport address: the process is gone. That is noted at once (see
+// noteRefused), well before failure detection declares the member dead.
+func (d *Protocol) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	return d.callFramed(ctx, addr, method, d.frame(body))
+}
+
+func (d *Protocol) callFramed(ctx context.Context, addr, method string, framed []byte) ([]byte, error) {
+	if d.tr == nil {
+		return nil, fmt.Errorf("%w: a member alone has no transport", ErrUnreachable)
+	}
+	b, err := d.tr.Call(ctx, addr, method, framed)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		d.noteRefused(addr)
+	}
+	return b, err
+}
+
+// Owns reports whether the table makes this member p's owner.
+func (d *Protocol) Owns(p int) bool {
+	t, _ := d.Table()
+	return t != nil && t.Owner(p) == d.self
+}
+
+// InReplicaSet reports whether member id is a replica of p in the table.
+func (d *Protocol) InReplicaSet(p int, id string) bool {
+	t, _ := d.Table()
+	return t != nil && slices.Contains(t.Owners[p], id)
+}
+
+// Self is this member's id.
+func (d *Protocol) Self() string { return d.self }
+
+// Partitions is the partition count.
+func (d *Protocol) Partitions() int { return d.count }
+
+// Replicas is the table's replica-set size: owner plus backups.
+func (d *Protocol) Replicas() int { return d.replicas }
+
+// StartMin is how many members must be up before the first table.
+func (d *Protocol) StartMin() int { return d.startMin }
+
+// Timeout bounds a call whose context has no deadline.
+func (d *Protocol) Timeout() time.Duration { return d.timeout }
+
+// Context is done once the protocol stops.
+func (d *Protocol) Context() context.Context { return d.ctx }
+
+// View is the membership view the protocol reads.
+func (d *Protocol) View() View { return d.view }
+
+// Alone reports whether this member has no transport: a member alone.
+func (d *Protocol) Alone() bool { return d.tr == nil }
+
+// Drop closes the connection to the member at addr, if the transport
+// keeps one.
+func (d *Protocol) Drop(addr string) {
+	if dr, ok := d.tr.(Dropper); ok {
+		dr.Drop(addr)
+	}
+}

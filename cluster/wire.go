@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Encode encodes a member-protocol message (msgpack). Every message type
+// encodes; a failure is a programming error.
+func Encode(v any) []byte {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("stowage/cluster: encode %T: %v", v, err))
+	}
+	return b
+}
+
+// ErrBadMessage: a member sent bytes that are not the message expected.
+var ErrBadMessage = errors.New("stowage: malformed message from a member")
+
+// Decode decodes a member-protocol message.
+func Decode(b []byte, v any) error {
+	if err := msgpack.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadMessage, err)
+	}
+	return nil
+}
+
+// The request header: every call's body starts with it, and the
+// dispatcher reads it before the method's handler sees the rest.
+//
+//	+---------+------------------------------+---------------+
+//	| version | sender's table version       | the request   |
+//	| 1 byte  | signed varint                | (msgpack)     |
+//	+---------+------------------------------+---------------+
+const headerVersion = 1
+
+// header is what a call says of its sender beside the request.
+type header struct {
+	tableVersion int64
+}
+
+// frame prepends this member's header to a request body.
+func (d *Protocol) frame(body []byte) []byte {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
+	b = append(b, headerVersion)
+	b = binary.AppendVarint(b, d.TableVersion())
+	return append(b, body...)
+}
+
+// unframe splits a call's body into its header and the request.
+func unframe(b []byte) (header, []byte, error) {
+	if len(b) < 2 || b[0] != headerVersion {
+		return header{}, nil, fmt.Errorf("%w: no request header", ErrBadMessage)
+	}
+	tv, n := binary.Varint(b[1:])
+	if n <= 0 || tv < 0 {
+		return header{}, nil, fmt.Errorf("%w: bad request header", ErrBadMessage)
+	}
+	return header{tableVersion: tv}, b[1+n:], nil
+}

@@ -1,0 +1,272 @@
+package dmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stowage/stowage/backup"
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
+)
+
+// The owner's side of an operation on one key: a read, and the write
+// path. A write is ordered here (one write per key in flight, a version
+// from the partition), made durable in the map store and applied on every
+// sync backup in parallel (backup.Replicator.Send), applied to memory and
+// acknowledged; if the store or a backup failed, what succeeded is undone
+// here too, so the write changed nothing.
+
+// update runs o on the key's current value with no other write of the key
+// in flight, makes its decision durable in the store and on every sync
+// backup, then applies it. It fails with errMoved when this member does
+// not own the key's partition.
+func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) {
+	p := c.partOf(key)
+	// The lease first: a write waiting for it holds up no hand-over.
+	if err := c.n.ensureLease(ctx, p.id); err != nil {
+		return opResult{}, err
+	}
+	t, err := c.n.repl.Replica(p.id).EnterWrite(ctx)
+	if err != nil {
+		return opResult{}, err
+	}
+	defer t.Done()
+	if err := c.n.quorumOK(c.wq); err != nil {
+		return opResult{}, err
+	}
+	if err := c.readyPart(ctx, p); err != nil {
+		return opResult{}, err
+	}
+	if a, ok := c.store.(mapstore.Admitter); ok {
+		if err := a.Admit(ctx); err != nil {
+			return opResult{}, err
+		}
+	}
+	k := string(key)
+	p.mu.Lock()
+	for {
+		ch := p.busy[k]
+		if ch == nil {
+			break
+		}
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return opResult{}, ctx.Err()
+		case <-c.n.proto.Context().Done():
+			return opResult{}, ErrClosed
+		}
+		p.mu.Lock()
+	}
+	prev, had := p.entries[k]
+	d := o.decide(prev.val, prev.ver, had)
+	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
+	if !d.Write || (d.Delete && !had) {
+		p.mu.Unlock()
+		return res, nil
+	}
+	p.ver.Seq++
+	ver := p.ver
+	done := make(chan struct{})
+	p.busy[k] = done
+	p.inflight[ver.Seq] = struct{}{}
+	p.mu.Unlock()
+
+	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.Value, Deleted: d.Delete}
+	err = c.replicate(ctx, p, t, r, prev, had)
+
+	p.mu.Lock()
+	if err == nil {
+		if d.Delete {
+			delete(p.entries, k)
+		} else {
+			p.entries[k] = entry{val: d.Value, ver: ver}
+		}
+		res.ver = ver
+	}
+	delete(p.inflight, ver.Seq)
+	delete(p.busy, k)
+	close(done)
+	p.mu.Unlock()
+	if err != nil {
+		if c.m != nil && !isMoved(err) {
+			c.m.storeErrors.WithLabelValues(c.name).Inc()
+		}
+		return res, err
+	}
+	return res, nil
+}
+
+// storeRecord writes one record through to the store.
+func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
+	start := time.Now()
+	var err error
+	if r.Deleted {
+		err = c.store.Delete(ctx, r)
+	} else {
+		err = c.store.Store(ctx, r)
+	}
+	if c.m != nil {
+		c.m.storeSeconds.WithLabelValues(c.name).Observe(time.Since(start).Seconds())
+	}
+	return err
+}
+
+// read returns the key's value and version from an owned partition.
+func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
+	p := c.partOf(key)
+	if err := c.n.repl.Replica(p.id).EnterRead(ctx); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.n.quorumOK(c.rq); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.n.ensureLease(ctx, p.id); err != nil {
+		return entry{}, false, err
+	}
+	if err := c.readyPart(ctx, p); err != nil {
+		return entry{}, false, err
+	}
+	p.mu.Lock()
+	e, ok := p.entries[string(key)]
+	p.mu.Unlock()
+	return e, ok, nil
+}
+
+// readyPart makes an owned partition of this map ready on first use: a
+// map that is new here (or LAZY, or created after the partition was
+// taken over) loads what the store has of it, starts the slot's epoch and
+// gives the partition to the backups.
+func (c *core) readyPart(ctx context.Context, p *part) error {
+	for {
+		p.mu.Lock()
+		if p.ready {
+			p.mu.Unlock()
+			return nil
+		}
+		if ch := p.loading; ch != nil {
+			p.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-c.n.proto.Context().Done():
+				return ErrClosed
+			}
+		}
+		ch := make(chan struct{})
+		p.loading = ch
+		p.mu.Unlock()
+		err := c.prepareMapPart(ctx, p)
+		p.mu.Lock()
+		p.loading = nil
+		if err == nil {
+			p.ready = true
+		}
+		close(ch)
+		p.mu.Unlock()
+		return err
+	}
+}
+
+// replicate makes record r durable in the store and applied on every sync
+// backup, in parallel, and hands it to the async backups. If any of them
+// fails, what succeeded is undone (backups restore prev; the store gets a
+// compensating record) and the write fails: acknowledged means durable and
+// replicated (invariant 1), a failed write changes nothing.
+func (c *core) replicate(ctx context.Context, p *part, t partition.WriteTicket, r mapstore.Record, prev entry, had bool) error {
+	sent, err := c.n.repl.Send(ctx, t, c.sync, c.async, backup.Record{Map: c.name, P: p.id,
+		Rec: wrec{K: r.Key, V: r.Value, R: backup.VerOf(r.Version), D: r.Deleted}})
+	if err != nil {
+		return err
+	}
+	var storeErr error
+	if c.store != nil {
+		storeErr = c.storeRecord(ctx, r)
+	}
+	failed, refused := sent.Wait()
+	if storeErr != nil {
+		failed = append([]error{fmt.Errorf("stowage: map %q: write-through failed, nothing changed: %w", c.name, storeErr)}, failed...)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	c.undo(p, r, prev, had, sent, storeErr == nil && c.store != nil)
+	if storeErr == nil && refused {
+		return errMoved(p.id)
+	}
+	return errors.Join(failed...)
+}
+
+// undo reverts a failed write where it succeeded: a store that made it
+// durable gets a compensating record with a new version, and backups that
+// applied it restore the previous entry.
+func (c *core) undo(p *part, r mapstore.Record, prev entry, had bool, sent *backup.Sent, compensate bool) {
+	var comp uint64
+	if compensate {
+		ctx, cancel := context.WithTimeout(c.n.proto.Context(), c.n.cfg.OpTimeout)
+		defer cancel()
+		p.mu.Lock()
+		p.ver.Seq++
+		cv := p.ver
+		p.inflight[cv.Seq] = struct{}{}
+		p.mu.Unlock()
+		comp = cv.Seq
+		cr := mapstore.Record{Partition: p.id, Version: cv, Key: r.Key, Value: prev.val, Deleted: !had}
+		if err := c.storeRecord(ctx, cr); err != nil {
+			c.n.log.Error("stowage: could not undo a failed write in the store; the key may show the failed value after a restart",
+				"map", c.name, "partition", p.id, "err", err)
+		}
+		p.mu.Lock()
+		delete(p.inflight, cv.Seq)
+		p.mu.Unlock()
+	}
+	sent.Revert(had, wrec{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver)}, comp)
+}
+
+// prepareMapPart makes one map's partition ready on an active owner (a
+// map new here, LAZY, or unknown when the partition was taken over): it
+// loads what the store has, records the partition's epoch start for it,
+// and gives it to the backups.
+func (c *core) prepareMapPart(ctx context.Context, pt *part) error {
+	epoch, backups, active := c.n.repl.Replica(pt.id).Serving()
+	if !active {
+		return errMoved(pt.id)
+	}
+	pt.mu.Lock()
+	loaded := pt.loaded
+	pt.mu.Unlock()
+	if c.store != nil && !loaded {
+		if _, err := c.loadFromStore(ctx, pt); err != nil {
+			return err
+		}
+	}
+	pt.mu.Lock()
+	from := pt.ver.Seq
+	pt.ver = mapstore.Version{Epoch: epoch, Seq: from}
+	pt.mu.Unlock()
+	if c.store != nil {
+		if err := c.startEpoch(ctx, pt.id, epoch, from); err != nil {
+			return err
+		}
+	}
+	if len(backups) == 0 {
+		return nil
+	}
+	return c.n.repl.FillMap(ctx, pt.id, epoch, backups, c.export(pt, true), c.sync, c.async)
+}
+
+// ensureLease waits, if it must, for the owner's lease (cluster.Protocol.
+// EnsureLease); a lease no member confirmed routes the operation again.
+func (n *Engine) ensureLease(ctx context.Context, p int) error {
+	err := n.proto.EnsureLease(ctx, p)
+	if errors.Is(err, cluster.ErrNoLease) {
+		return errRoute{err}
+	}
+	return err
+}
