@@ -78,8 +78,8 @@ func (a candidate) better(b candidate, self string) bool {
 }
 
 // acquire gets the partitions this member now owns and starts serving
-// them; gens are the slots' generations when the work was given, and a
-// slot whose generation moved on is no longer this run's to finish.
+// them; gens are the replicas' generations when the work was given, and a
+// replica whose generation moved on is no longer this run's to finish.
 func (d *Replicator) acquire(ps []int, gens []uint64) {
 	gen := make(map[int]uint64, len(ps))
 	for i, p := range ps {

@@ -14,7 +14,7 @@ import (
 // core is one map's partitioned, versioned byte store in memory on this
 // member, written through to a MapStore. The member owns some partitions
 // (it serves them), backs up others, and holds nothing of the rest; which
-// is decided by the partition table and kept in the node's slots.
+// is decided by the partition table and kept in the replicas (backup).
 //
 // On an owned partition each key has at most one write in flight: a write
 // waits for the previous one on the same key, so conditional operations

@@ -172,7 +172,7 @@ func (n *Engine) core(ctx context.Context, name string) (*core, error) {
 	if err != nil || !made || !n.proto.Started() {
 		return c, err
 	}
-	// Lock order: a slot's lock is never taken under n.mu.
+	// Lock order: a replica's lock is never taken under n.mu.
 	if o, ok := c.store.(mapstore.PartitionOwner); ok {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.

@@ -139,7 +139,7 @@ func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 
 // readyPart makes an owned partition of this map ready on first use: a
 // map that is new here (or LAZY, or created after the partition was
-// taken over) loads what the store has of it, starts the slot's epoch and
+// taken over) loads what the store has of it, starts the partition's epoch and
 // gives the partition to the backups.
 func (c *core) readyPart(ctx context.Context, p *part) error {
 	for {
