@@ -18,31 +18,13 @@ type Client struct {
 	// Properties is properties (hazelcast.logging.type, ...). Default
 	// empty.
 	Properties map[string]string
+
+	ignored []string
 }
 
-var clientSchema = func() *schema {
-	keys := map[string]*schema{}
-	for _, s := range []string{
-		"backup-ack-to-client-enabled", "client-labels", "config-replacers", "connection-strategy",
-		"flake-id-generator", "import", "instance-tracking", "listeners", "load-balancer", "metrics",
-		"native-memory", "near-cache", "proxy-factories", "query-caches", "reliable-topic",
-		"security", "serialization", "sql", "tpc", "user-code-deployment",
-	} {
-		keys[s] = free
-	}
-	keys["cluster-name"] = nil
-	keys["instance-name"] = nil
-	keys["properties"] = free
-	keys["network"] = block(map[string]*schema{
-		"cluster-members": nil, "smart-routing": nil, "redo-operation": nil,
-		"connection-timeout": nil, "outbound-ports": nil, "socket-options": free,
-		"socket-interceptor": free, "ssl": free, "aws": free, "gcp": free, "azure": free,
-		"kubernetes": free, "eureka": free, "discovery-strategies": free,
-		"auto-detection": free, "hazelcast-cloud": free, "icmp-ping": free,
-		"cluster-routing": free, "subset-routing": free,
-	})
-	return block(keys)
-}()
+// Ignored lists the keys of the file that stowage accepts but does not act
+// on, as dotted key paths in file order (see Config.Ignored).
+func (c *Client) Ignored() []string { return append([]string(nil), c.ignored...) }
 
 // ParseClient reads the contents of hazelcast-client.yaml. nil or empty
 // data gives the defaults. Errors are *Error naming the file, line and key.
@@ -60,7 +42,7 @@ func ParseClient(data []byte) (*Client, error) {
 		if e.key != "hazelcast-client" {
 			return nil, e.val.fail(ErrUnknownKey, "unknown top-level key (hazelcast-client.yaml holds one block, hazelcast-client)")
 		}
-		if err := e.val.check(clientSchema); err != nil {
+		if err := e.val.check(clientSchema, true); err != nil {
 			return nil, err
 		}
 		var r reader
@@ -82,6 +64,7 @@ func ParseClient(data []byte) (*Client, error) {
 			c.Properties[k] = v
 		}
 	}
+	c.ignored = root.src.noEffect
 	if c.ClusterName == "" {
 		return nil, &Error{File: ClientFile, Key: "hazelcast-client.cluster-name", Err: kinded(ErrInvalid, "must not be empty")}
 	}

@@ -20,7 +20,19 @@ type Config struct {
 	// origin remembers the files and key lines the values came from, so
 	// that Validate can point at them; nil for a configuration built in code.
 	origin *origin
+	// ignored are the keys of the files that stowage does not act on.
+	ignored []string
 }
+
+// Ignored lists the keys present in the files that stowage accepts but
+// does not act on (SeaTunnel's job engine settings, the REST API,
+// telemetry, Hazelcast tuning properties, ...), as dotted key paths such
+// as seatunnel.engine.http or hazelcast.properties.hazelcast.logging.type,
+// seatunnel.yaml's first, each in file order. A block none of whose keys
+// stowage reads is listed once by its own path. Keys with no value are
+// not listed. A node logs the list once at start. Nil for a configuration
+// built in code.
+func (c *Config) Ignored() []string { return append([]string(nil), c.ignored...) }
 
 type origin struct {
 	seatunnelFile, hazelcastFile string

@@ -14,20 +14,35 @@
 //
 // # What is read
 //
-// seatunnel.yaml: seatunnel.engine — backup-count, queue-type, the print
-// and metrics intervals, history-job-expire-minutes, classloader-cache-mode,
-// slot-service, and checkpoint (interval, timeout, storage.type,
-// storage.max-retained, storage.plugin-config). The other blocks SeaTunnel
-// 2.3 knows (http, telemetry, jar-storage, event-report-http,
-// coordinator-service, ...) are checked and ignored.
+// Every key of SeaTunnel's seatunnel.yaml, hazelcast.yaml,
+// hazelcast-master.yaml, hazelcast-worker.yaml and hazelcast-client.yaml,
+// as SeaTunnel ships them and as its documents describe them, is
+// accepted. The tables are in schema_seatunnel.go, schema_hazelcast.go
+// and schema_client.go; each key is marked as one stowage acts on or not.
 //
-// hazelcast.yaml: hazelcast — cluster-name, network.port (mapping or
-// `port: 5801`), network.join.tcp-ip, properties, and map.<name or pattern>
-// with backup-count, async-backup-count and map-store (enabled,
-// initial-mode, factory-class-name, properties). Every other Hazelcast 5
-// section is accepted and ignored. Without map entries nothing is persisted.
+// seatunnel.yaml: stowage acts on seatunnel.engine.backup-count and
+// checkpoint.storage (type, max-retained, plugin-config). The other
+// values Engine holds (queue-type, the print and metrics intervals,
+// history-job-expire-minutes, classloader-cache-mode, slot-service,
+// checkpoint interval and timeout) are read and validated for a program
+// that embeds stowage, but have no effect in stowage itself.
 //
-// hazelcast-client.yaml is read by ParseClient.
+// hazelcast.yaml: cluster-name, network.port (mapping or `port: 5801`),
+// network.public-address, network.join.tcp-ip, the properties
+// hazelcast.initial.min.cluster.size, hazelcast.local.localAddress and
+// stowage.transport.port, map.<name or pattern> (backup-count,
+// async-backup-count, split-brain-protection-ref, map-store) and
+// split-brain-protection. Without map entries nothing is persisted.
+// LoadRole reads hazelcast-master.yaml or hazelcast-worker.yaml instead,
+// as seatunnel-cluster.sh -r master|worker does.
+//
+// hazelcast-client.yaml is read by ParseClient (cluster-name,
+// network.cluster-members).
+//
+// Every other key present is accepted and listed by Config.Ignored (and
+// Client.Ignored): a block none of whose keys stowage reads once by its
+// own path, a Hazelcast property by its name. `stowage node` logs the list
+// once at start, in one line.
 //
 // # Errors
 //
@@ -35,18 +50,37 @@
 //
 //	stowage/config: hazelcast.yaml:14: hazelcast.map.engine*.map-store.properties.clusterName: required
 //
-// and wrapping one of ErrSyntax, ErrUnknownKey, ErrType (decoding, which
-// stops at the first) or ErrInvalid (Validate, which reports all). Values of
+// and wrapping one of ErrSyntax, ErrUnknownKey, ErrType, ErrUnsupported
+// (decoding, which stops at the first) or ErrInvalid (Validate, which
+// reports all). An unknown key names the nearest known one:
+//
+//	stowage/config: seatunnel.yaml:3: seatunnel.engine.backup-cont: unknown key (did you mean backup-count?)
+//
+// Values of
 // secret keys (fsbackend.IsSecretKey) never appear in errors nor in Dump or
 // String, which print YAML with those values redacted.
 //
 // # Choices where SeaTunnel is silent or lenient
 //
-//   - Unknown keys under seatunnel.engine, under a map entry and under
-//     map-store are errors (SeaTunnel only logs a warning), so that a
-//     misspelt key cannot silently disable persistence. Top-level keys
-//     other than seatunnel / hazelcast are errors; the documents' `map:`
-//     snippets belong under `hazelcast:`.
+//   - A key that is neither SeaTunnel's nor Hazelcast's is an error
+//     (SeaTunnel only logs a warning), so that a misspelt key cannot
+//     silently fall back to a default or disable persistence. Top-level
+//     keys other than seatunnel / hazelcast are errors; the documents'
+//     `map:` snippets belong under `hazelcast:`. Hazelcast sections
+//     SeaTunnel does not use (cache, queue, wan-replication, ...) are
+//     accepted whole, as are the blocks below a few keys whose contents
+//     are free-form (plugin-config, headers, discovery strategies).
+//   - Hazelcast accepts any property name, and so does stowage, except a
+//     name one or two edits from one Hazelcast defines
+//     (hazelcast.initial.min.cluster.sise): that is refused as misspelt.
+//   - Security switches stowage does not implement are refused when on
+//     (ErrUnsupported), as open-source Hazelcast refuses Enterprise
+//     security: hazelcast.security.enabled, network.ssl.enabled and
+//     network.symmetric-encryption.enabled (also inside
+//     advanced-network), hazelcast-client network.ssl.enabled, and
+//     seatunnel.engine.http enable-https and enable-basic-auth. The
+//     message says to turn them off and firewall the member ports. Off,
+//     they are accepted.
 //   - A key with no value (`namespace:` followed by a comment, as in the
 //     documents' templates) keeps its default. In plugin-config and
 //     map-store properties such keys are left out; nested mappings are

@@ -22,6 +22,11 @@ var (
 	ErrType = errors.New("wrong type")
 	// ErrInvalid: a well-formed value that breaks a rule of Validate.
 	ErrInvalid = errors.New("invalid value")
+	// ErrUnsupported: a SeaTunnel or Hazelcast switch turned on that
+	// stowage does not implement (TLS between members, Enterprise
+	// security, HTTPS and basic authentication of the REST API). The
+	// message says what to do instead.
+	ErrUnsupported = errors.New("not supported")
 )
 
 // Error is one configuration error: where it is (file and line, when it
@@ -32,7 +37,7 @@ type Error struct {
 	File string // file name or path; "" for a configuration built in code
 	Line int    // 1-based line of the key; 0 when unknown
 	Key  string // YAML key path, dot-separated
-	Err  error  // wraps ErrSyntax, ErrUnknownKey, ErrType or ErrInvalid
+	Err  error  // wraps ErrSyntax, ErrUnknownKey, ErrType, ErrInvalid or ErrUnsupported
 }
 
 func (e *Error) Error() string {
@@ -69,17 +74,24 @@ func (k *kindErr) Unwrap() error { return k.kind }
 
 func kinded(kind error, msg string) error { return &kindErr{kind: kind, msg: msg} }
 
-// suggest returns " (did you mean X?)" when exactly one known key is
-// within two edits of key, or a list of the known keys when there are few.
+// suggest returns " (did you mean X?)" naming the known key nearest to
+// key by edit distance (case aside), when it is near enough to be a
+// misspelling: two edits, or one in four characters of a longer key.
+// Otherwise it lists the known keys when there are few, or returns "".
 func suggest(key string, known []string) string {
 	var near []string
+	best := -1
 	for _, k := range known {
-		if editDistance(key, k) <= 2 {
+		d := editDistance(strings.ToLower(key), strings.ToLower(k))
+		switch {
+		case best < 0 || d < best:
+			best, near = d, []string{k}
+		case d == best:
 			near = append(near, k)
 		}
 	}
-	if len(near) == 1 {
-		return " (did you mean " + near[0] + "?)"
+	if best >= 0 && best < len(key) && best <= max(2, len(key)/4) {
+		return " (did you mean " + strings.Join(near, " or ") + "?)"
 	}
 	if len(known) <= 12 {
 		return " (known: " + strings.Join(known, ", ") + ")"

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,9 +21,9 @@ func parseHazelcast(c *Config, root node) error {
 			if e.key == "map" || e.key == "network" || e.key == "cluster-name" {
 				hint = "; put it under hazelcast:"
 			}
-			return e.val.fail(ErrUnknownKey, "unknown top-level key (hazelcast.yaml holds one block, hazelcast%s)", hint)
+			return e.val.fail(ErrUnknownKey, "unknown top-level key (%s holds one block, hazelcast%s)", filepath.Base(root.src.file), hint)
 		}
-		if err := e.val.check(hazelcastSchema); err != nil {
+		if err := e.val.check(hazelcastSchema, true); err != nil {
 			return err
 		}
 		if err := readHazelcast(&c.Hazelcast, e.val); err != nil {

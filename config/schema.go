@@ -1,206 +1,195 @@
 package config
 
-// The keys SeaTunnel's engine reads from seatunnel.yaml (SeaTunnel 2.3.x,
-// YamlSeaTunnelDomConfigProcessor and ServerConfigOptions). SeaTunnel
-// itself only warns about a key it does not know; stowage refuses it, so
-// that a misspelt key cannot silently fall back to a default.
-var seatunnelSchema = block(map[string]*schema{
-	"engine": engineSchema,
-})
+import (
+	"sort"
 
-var engineSchema = block(map[string]*schema{
-	"backup-count":                     nil,
-	"queue-type":                       nil,
-	"print-execution-info-interval":    nil,
-	"print-job-metrics-info-interval":  nil,
-	"job-metrics-backup-interval":      nil,
-	"job-metrics-partition-count":      nil,
-	"task_execution_thread_share_mode": nil,
-	"history-job-expire-minutes":       nil,
-	"state-cleanup-delay-millis":       nil,
-	"classloader-cache-mode":           nil,
-	"job-schedule-strategy":            nil,
-	"slot-service": block(map[string]*schema{
-		"dynamic-slot":           nil,
-		"slot-num":               nil,
-		"slot-allocate-strategy": nil,
-	}),
-	"checkpoint": block(map[string]*schema{
-		"interval":              nil,
-		"timeout":               nil,
-		"schema-change-timeout": nil,
-		"max-concurrent":        nil,
-		"tolerable-failure":     nil,
-		"storage": block(map[string]*schema{
-			"type":          nil,
-			"max-retained":  nil,
-			"plugin-config": free,
-		}),
-	}),
-	"jar-storage": block(map[string]*schema{
-		"enable":                              nil,
-		"connector-jar-storage-mode":          nil,
-		"connector-jar-storage-path":          nil,
-		"connector-jar-cleanup-task-interval": nil,
-		"connector-jar-expiry-time":           nil,
-		"jar-ha-storage": block(map[string]*schema{
-			"type":          nil,
-			"plugin-config": free,
-		}),
-	}),
-	"event-report-http": block(map[string]*schema{
-		"url":     nil,
-		"headers": free,
-	}),
-	"telemetry": block(map[string]*schema{
-		"metric": block(map[string]*schema{"enabled": nil}),
-		"logs":   block(map[string]*schema{"scheduled-deletion-enable": nil}),
-	}),
-	"http": block(map[string]*schema{
-		"enable-http":          nil,
-		"port":                 nil,
-		"context-path":         nil,
-		"enable-dynamic-port":  nil,
-		"port-range":           nil,
-		"enable-https":         nil,
-		"https-port":           nil,
-		"key-store-path":       nil,
-		"key-store-password":   nil,
-		"key-manager-password": nil,
-		"trust-store-path":     nil,
-		"trust-store-password": nil,
-		"enable-basic-auth":    nil,
-		"basic-auth-username":  nil,
-		"basic-auth-password":  nil,
-	}),
-	"coordinator-service": block(map[string]*schema{
-		"core-thread-num": nil,
-		"max-thread-num":  nil,
-	}),
-})
+	"go.yaml.in/yaml/v3"
+)
 
-// hazelcastSections are the top-level sections of a Hazelcast 5 member
-// configuration. stowage reads cluster-name, network, properties and map;
-// the others are accepted and not used.
-var hazelcastSections = []string{
-	"advanced-network", "auditlog", "cache", "cardinality-estimator", "cluster-name",
-	"config-replacers", "cp-subsystem", "crdt-replication", "data-connection",
-	"durable-executor-service", "dynamic-configuration", "executor-service",
-	"flake-id-generator", "hot-restart-persistence", "import", "instance-name",
-	"instance-tracking", "integrity-checker", "jet", "license-key", "list", "listeners",
-	"lite-member", "local-device", "management-center", "map", "member-attributes",
-	"metrics", "multimap", "namespaces", "native-memory", "network", "partition-group",
-	"persistence", "pn-counter", "properties", "queue", "reliable-topic", "replicatedmap",
-	"rest", "ringbuffer", "scheduled-executor-service", "security", "serialization", "set",
-	"split-brain-protection", "sql", "topic", "tpc", "user-code-deployment",
-	"user-code-namespaces", "vector-collection", "wan-replication",
+// schema describes which keys may appear at one place of a file and
+// whether stowage acts on them. The tables of keys are in
+// schema_seatunnel.go, schema_hazelcast.go and schema_client.go.
+//
+// A key the schema does not have is an error (ErrUnknownKey) with the
+// nearest known key as a suggestion. A key it has but stowage does not act
+// on is accepted and recorded, so that a node can say once which keys of
+// its files have no effect. A security switch stowage does not implement
+// is refused when turned on (ErrUnsupported).
+type schema struct {
+	keys   map[string]*schema // a mapping of these keys
+	each   *schema            // a mapping of any keys (map names), each with this schema
+	leaf   bool               // a single value or a list of them
+	free   bool               // anything may appear below (plugin-config, headers, ...)
+	scalar bool               // a mapping that may also be written as a single value (network.port)
+	effect bool               // leaf or free: stowage acts on the value
+	props  *propertySet       // Hazelcast properties: checked by name, each name in effect or not
+	scan   bool               // free, but searched for TLS and encryption switches (advanced-network)
+	refuse string             // leaf: a switch refused when true; says what to do instead
 }
 
-var hazelcastSchema = func() *schema {
-	keys := map[string]*schema{}
-	for _, s := range hazelcastSections {
-		keys[s] = free
+// Schema building blocks.
+var (
+	noEffect     = &schema{leaf: true}               // accepted, stowage does not act on it
+	inEffect     = &schema{leaf: true, effect: true} // stowage reads and acts on it
+	freeNoEffect = &schema{free: true}               // anything below, no effect
+	freeInEffect = &schema{free: true, effect: true} // anything below, read as strings
+)
+
+func block(keys map[string]*schema) *schema { return &schema{keys: keys} }
+
+// eachOf is a mapping whose keys are names (map names, endpoint groups).
+func eachOf(s *schema) *schema { return &schema{each: s} }
+
+// refused is a switch stowage does not implement: true is an error saying
+// why and what to use instead.
+func refused(why string) *schema { return &schema{leaf: true, refuse: why} }
+
+// keysNoEffect is a block of known keys, none of which stowage acts on.
+func keysNoEffect(names ...string) *schema {
+	keys := make(map[string]*schema, len(names))
+	for _, n := range names {
+		keys[n] = noEffect
 	}
-	keys["cluster-name"] = nil
-	keys["instance-name"] = nil
-	keys["license-key"] = nil
-	keys["properties"] = free
-	keys["network"] = networkSchema
-	keys["map"] = &schema{each: mapSchema}
-	keys["split-brain-protection"] = &schema{each: splitBrainSchema}
 	return block(keys)
-}()
+}
 
-// splitBrainSchema is one hazelcast.split-brain-protection.<name> entry.
-var splitBrainSchema = block(map[string]*schema{
-	"enabled":                                nil,
-	"minimum-cluster-size":                   nil,
-	"protect-on":                             nil,
-	"function-class-name":                    free,
-	"listeners":                              free,
-	"member-count-split-brain-protection":    free,
-	"probabilistic-split-brain-protection":   free,
-	"recently-active-split-brain-protection": free,
-})
+// hasEffect reports whether stowage acts on anything the schema allows.
+func (s *schema) hasEffect() bool {
+	switch {
+	case s == nil:
+		return false
+	case s.effect:
+		return true
+	case s.props != nil:
+		return len(s.props.effective) > 0
+	case s.each != nil:
+		return s.each.hasEffect()
+	}
+	for _, sub := range s.keys {
+		if sub.hasEffect() {
+			return true
+		}
+	}
+	return false
+}
 
-var networkSchema = block(map[string]*schema{
-	"public-address": nil,
-	"port": {scalar: true, keys: map[string]*schema{
-		"port":           nil,
-		"auto-increment": nil,
-		"port-count":     nil,
-	}},
-	"outbound-ports": nil,
-	"reuse-address":  nil,
-	"join": block(map[string]*schema{
-		"auto-detection": free,
-		"multicast":      free,
-		"tcp-ip": block(map[string]*schema{
-			"enabled":                    nil,
-			"connection-timeout-seconds": nil,
-			"required-member":            nil,
-			"member-list":                nil,
-			"members":                    nil,
-			"interface":                  nil,
-		}),
-		"aws":                  free,
-		"gcp":                  free,
-		"azure":                free,
-		"kubernetes":           free,
-		"eureka":               free,
-		"discovery-strategies": free,
-	}),
-	"interfaces":              free,
-	"ssl":                     free,
-	"socket-interceptor":      free,
-	"symmetric-encryption":    free,
-	"member-address-provider": free,
-	"failure-detector":        free,
-	"rest-api":                free,
-	"memcache-protocol":       free,
-	"tpc-socket":              free,
-})
+// check reports the first key or shape that the schema does not allow, or
+// the first refused switch that is on. With record set, it notes in the
+// source every key present whose subtree has no effect (the key itself,
+// not each key below it).
+func (n node) check(s *schema, record bool) error {
+	if n.null() {
+		return nil
+	}
+	if s == nil {
+		s = noEffect
+	}
+	if record && !s.hasEffect() {
+		n.src.noEffect = append(n.src.noEffect, n.path)
+		record = false
+	}
+	switch {
+	case s.leaf:
+		if n.n.Kind == yaml.MappingNode {
+			return n.fail(ErrType, "want a single value, got a mapping")
+		}
+		if s.refuse != "" {
+			return n.refuseIfOn(s.refuse)
+		}
+		return nil
+	case s.props != nil:
+		return n.checkProperties(s.props, record)
+	case s.scan:
+		return n.scanSecurity()
+	case s.free:
+		return nil
+	case s.scalar && n.n.Kind == yaml.ScalarNode:
+		return nil
+	}
+	es, err := n.entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		sub := s.each
+		if s.keys != nil {
+			var ok bool
+			if sub, ok = s.keys[e.key]; !ok {
+				return e.val.fail(ErrUnknownKey, "unknown key%s", suggest(e.key, sortedKeys(s.keys)))
+			}
+		}
+		if err := e.val.check(sub, record); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-// mapSchema is one hazelcast.map.<name> entry. Keys are checked, so that a
-// misspelt map-store cannot silently leave a map without persistence.
-var mapSchema = block(map[string]*schema{
-	"in-memory-format":           nil,
-	"metadata-policy":            nil,
-	"statistics-enabled":         nil,
-	"per-entry-stats-enabled":    nil,
-	"cache-deserialized-values":  nil,
-	"backup-count":               nil,
-	"async-backup-count":         nil,
-	"time-to-live-seconds":       nil,
-	"max-idle-seconds":           nil,
-	"eviction":                   free,
-	"merge-policy":               free,
-	"read-backup-data":           nil,
-	"hot-restart":                free,
-	"data-persistence":           free,
-	"event-journal":              free,
-	"merkle-tree":                free,
-	"near-cache":                 free,
-	"wan-replication-ref":        free,
-	"indexes":                    free,
-	"attributes":                 free,
-	"entry-listeners":            free,
-	"partition-lost-listeners":   free,
-	"split-brain-protection-ref": nil,
-	"query-caches":               free,
-	"partition-strategy":         nil,
-	"partition-attributes":       free,
-	"tiered-store":               free,
-	"user-code-namespace":        nil,
-	"map-store": block(map[string]*schema{
-		"enabled":             nil,
-		"offload":             nil,
-		"initial-mode":        nil,
-		"class-name":          nil,
-		"factory-class-name":  nil,
-		"write-delay-seconds": nil,
-		"write-batch-size":    nil,
-		"write-coalescing":    nil,
-		"properties":          free,
-	}),
-})
+// refuseIfOn fails when a refused switch is true; false is accepted.
+func (n node) refuseIfOn(why string) error {
+	on, err := n.boolean()
+	if err != nil {
+		return err
+	}
+	if on {
+		return n.fail(ErrUnsupported, "true is not supported yet: %s", why)
+	}
+	return nil
+}
+
+// checkProperties checks a properties block. Hazelcast accepts any
+// property name, and so does stowage, except a name one or two edits from
+// a known one: a misspelt property would silently keep its default. Names
+// stowage does not act on are recorded one by one.
+func (n node) checkProperties(set *propertySet, record bool) error {
+	var flat []entry
+	if err := n.flatten("", &flat); err != nil {
+		return err
+	}
+	for _, p := range flat {
+		if set.effective[p.key] {
+			continue
+		}
+		if !set.known[p.key] {
+			if near := set.near(p.key); near != "" {
+				return p.val.fail(ErrUnknownKey, "unknown property (did you mean %s?)", near)
+			}
+		}
+		if record && !p.val.null() {
+			n.src.noEffect = append(n.src.noEffect, p.val.path)
+		}
+	}
+	return nil
+}
+
+// flatten lists the leaves below a properties block with their dotted
+// names, as props reads them.
+func (n node) flatten(prefix string, out *[]entry) error {
+	es, err := n.entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		name := e.key
+		if prefix != "" {
+			name = prefix + "." + e.key
+		}
+		if e.val.isMapping() {
+			if err := e.val.flatten(name, out); err != nil {
+				return err
+			}
+			continue
+		}
+		*out = append(*out, entry{key: name, val: e.val})
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

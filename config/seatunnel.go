@@ -17,7 +17,7 @@ func parseSeatunnel(c *Config, root node) error {
 		if e.key != "seatunnel" {
 			return e.val.fail(ErrUnknownKey, "unknown top-level key (seatunnel.yaml holds one block, seatunnel)")
 		}
-		if err := e.val.check(seatunnelSchema); err != nil {
+		if err := e.val.check(seatunnelSchema, true); err != nil {
 			return err
 		}
 		if err := readEngine(&c.Engine, e.val.child("engine")); err != nil {

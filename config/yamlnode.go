@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,13 +19,15 @@ import (
 // aliases, so that a small file cannot make the parser walk forever.
 const maxNodes = 1 << 16
 
-// source is one file being read: its name, the expansion budget, and the
-// line of every key path seen (for errors found later by Validate).
+// source is one file being read: its name, the expansion budget, the
+// line of every key path seen (for errors found later by Validate), and
+// the keys present that stowage does not act on, in file order.
 type source struct {
-	file  string
-	nodes int
-	lines map[string]int
-	cache map[cacheKey][]entry
+	file     string
+	nodes    int
+	lines    map[string]int
+	cache    map[cacheKey][]entry
+	noEffect []string
 }
 
 type cacheKey struct {
@@ -347,64 +348,6 @@ func (n node) props(into fsbackend.Properties, prefix string) error {
 		into[full] = s
 	}
 	return nil
-}
-
-// schema describes which keys may appear where. A nil *schema is a leaf:
-// a single value, or a list of them.
-type schema struct {
-	keys   map[string]*schema // the keys allowed in this mapping
-	each   *schema            // with keys nil: the schema of every child (map names)
-	free   bool               // anything may appear below (plugin-config, properties)
-	scalar bool               // a single value is allowed instead of the mapping
-}
-
-func block(keys map[string]*schema) *schema { return &schema{keys: keys} }
-
-var free = &schema{free: true}
-
-// check reports the first key or shape that the schema does not allow.
-func (n node) check(s *schema) error {
-	if n.null() {
-		return nil
-	}
-	if s == nil {
-		if n.n.Kind == yaml.MappingNode {
-			return n.fail(ErrType, "want a single value, got a mapping")
-		}
-		return nil
-	}
-	if s.free {
-		return nil
-	}
-	if s.scalar && n.n.Kind == yaml.ScalarNode {
-		return nil
-	}
-	es, err := n.entries()
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		sub := s.each
-		if s.keys != nil {
-			var ok bool
-			if sub, ok = s.keys[e.key]; !ok {
-				return e.val.fail(ErrUnknownKey, "unknown key%s", suggest(e.key, sortedKeys(s.keys)))
-			}
-		}
-		if err := e.val.check(sub); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // reader decodes typed values into fields, keeping the first error. An

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/stowage/stowage"
@@ -20,6 +21,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fl := flag.NewFlagSet("node", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	dir := fl.String("config-dir", "", "directory holding seatunnel.yaml and hazelcast.yaml (required)")
+	role := fl.String("role", "", "master or worker: read hazelcast-master.yaml or hazelcast-worker.yaml instead of hazelcast.yaml, as seatunnel-cluster.sh -r does")
 	addr := fl.String("http", "127.0.0.1:5802", "address of the HTTP API")
 	port := fl.Int("port", 0, "member port (overrides hazelcast.yaml network.port)")
 	verbose := fl.Bool("v", false, "log at debug level")
@@ -30,7 +32,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *dir == "" {
 		return errors.New("--config-dir is required")
 	}
-	cfg, err := config.Load(*dir)
+	cfg, err := config.LoadRole(*dir, *role)
 	if err != nil {
 		return err
 	}
@@ -42,6 +44,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logConfig(log, cfg, *role)
 	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log})
 	if err != nil {
 		return err
@@ -75,4 +78,16 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_ = srv.Shutdown(sctx)
 	return nil
+}
+
+// logConfig says once, in one line, which keys of the configuration files
+// stowage accepted without acting on them, and what a worker role means
+// here.
+func logConfig(log *slog.Logger, cfg *config.Config, role string) {
+	if ig := cfg.Ignored(); len(ig) > 0 {
+		log.Info("accepted, no effect: " + strings.Join(ig, ", "))
+	}
+	if role == config.RoleWorker {
+		log.Warn("stowage node: role worker holds partitions like a master: stowage has no lite members")
+	}
 }
