@@ -8,11 +8,20 @@
 //
 // Open a Node from a parsed configuration, then a typed Map:
 //
-//	cfg, _ := config.Load("/opt/seatunnel/config")
-//	node, _ := stowage.Open(ctx, stowage.Options{Config: cfg})
+//	cfg, err := config.Load("/opt/seatunnel/config")
+//	if err != nil {
+//		return err
+//	}
+//	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+//	if err != nil {
+//		return err
+//	}
 //	defer node.Close() // or node.Leave(ctx): hand the partitions over first
-//	jobs, _ := stowage.GetMap(ctx, node, "engine_runningJobInfo", serde.String(), serde.Bytes())
-//	err := jobs.Put(ctx, "job-1", state) // returns once durable and on every sync backup
+//	jobs, err := stowage.GetMap(ctx, node, "engine_runningJobInfo", serde.String(), serde.Bytes())
+//	if err != nil {
+//		return err
+//	}
+//	err = jobs.Put(ctx, "job-1", state) // returns once durable and on every sync backup
 //
 // Maps whose names match a hazelcast.yaml map entry with an enabled
 // map-store are persisted (package mapstore/filestore on any fsbackend, or
@@ -65,5 +74,15 @@
 // fewer members than its minimum are live. Members check at Open that they
 // share the map stores' storage and refuse with ErrNotShared otherwise.
 //
-// Node.Handler serves the HTTP surface of `stowage node`.
+// # The packages
+//
+// This package is the public face: Options, Open, Node (Close, Leave and
+// what it reports), Map and GetMap, OpenCheckpointStorage and the errors
+// (errors.go). It wires the rest from the configuration: membership and
+// the transport (package cluster), the map engine (internal/dmap) with
+// each map's store (mapstore/filestore or mapstore/boltstore on an
+// fsbackend), and the storage probe. Below it, imports flow one way
+// (internal/layering checks it): internal/dmap → backup → cluster →
+// partition → mapstore, checkpoint → config → fsbackend, serde. The HTTP
+// API (package httpapi) is built on this package's public API only.
 package stowage

@@ -40,7 +40,22 @@
 // writes in shared storage) travel in its membership metadata.
 //
 // View is what the layer above needs of membership; StaticView lets a test
-// script each member's view. The partition table, routing, replication,
-// fail-over and migration are the root package's (dist.go and its
-// neighbours); see its package documentation.
+// script each member's view.
+//
+// Protocol is this member's end of the member protocol, over a View and a
+// Transport: the address book and liveness of the members (a refused
+// connection takes a member as gone ahead of failure detection), the
+// partition table on this member (installed one version at a time; the
+// master, the oldest live member, computes it with partition.Assign and
+// publishes it; a newer one seen anywhere is fetched), calls to the
+// others (batched per member and method: a call alone goes at once, calls
+// made while one is on its way go together), the owner's lease, and one
+// dispatcher. Every call's body starts with a request header (the
+// sender's table version, wire.go); the dispatcher reads it and, for the
+// methods registered with CheckTable, brings this member's table up to
+// the caller's before the handler runs. No handler reads a header. The
+// layer above registers its methods (backup, map operations) and is told
+// of each new table (SetTableHooks).
+//
+// Imports: partition, and nothing else of stowage.
 package cluster

@@ -1,0 +1,26 @@
+// Package dmap is the map engine: the maps this member holds, the
+// records of each map in each partition (in memory, written through to
+// the map's store), per-key ordering and versions, routing of each
+// operation to its partition's owner, and the owner's write path. It is
+// the backup.Holder of the replicator, which it wires with this member's
+// cluster.Protocol (Engine).
+//
+// A PUT: Map.Put → the partition's owner per the table (forwarded over
+// the protocol, batched, when that is another member; routed again when
+// the partition moved) → on the owner, owner.go: the lease, write
+// admission (partition.Replica.EnterWrite), the key's previous write must
+// have finished, a version (epoch, seq) → backup.Replicator.Send and the
+// map store's write in parallel → Sent.Wait → apply to memory →
+// acknowledge. If the store or a sync backup failed, owner.go undoes what
+// succeeded (a compensating store record, a revert on the backups) and
+// the write fails having changed nothing.
+//
+// A fail-over is the replicator's (package backup); the engine's part is
+// the Holder: TakeOver installs a copy or reads the map store, and starts
+// the new epoch; RewriteAbove and RecordEpochStarts keep recovery from
+// resurrecting writes that were never acknowledged.
+//
+// Imports: backup, cluster, partition, mapstore. The root package
+// (stowage) builds an Engine from the configuration: which maps are
+// persisted and how, through Config.OpenMap.
+package dmap
