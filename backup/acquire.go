@@ -303,7 +303,7 @@ func (d *Replicator) finish(items []*item, gen map[int]uint64) error {
 	var emu sync.Mutex
 	d.parallel(len(items), func(i int) {
 		it := items[i]
-		if err := d.install1(ctx, it); err != nil {
+		if err := d.takeOverOne(ctx, it); err != nil {
 			emu.Lock()
 			errs = append(errs, err)
 			emu.Unlock()
@@ -359,12 +359,12 @@ func sourceLabel(s source) string {
 	return "handover"
 }
 
-// install1 puts one partition's data in place and picks its epoch:
+// takeOverOne puts one partition's data in place and picks its epoch:
 // above every epoch the data and its holders know, and grown with the
 // table version the take-over happens under, so that two members taking
 // a partition over under different tables can never start the same
 // epoch, whatever copy they started from.
-func (d *Replicator) install1(ctx context.Context, it *item) error {
+func (d *Replicator) takeOverOne(ctx context.Context, it *item) error {
 	base := max(it.src.epoch, d.replicas[it.p].Epoch())
 	src := Source{
 		Store:    it.src.store,

@@ -194,7 +194,7 @@ func (d *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups [
 		// They get no records until a refill gives them the whole
 		// partition (only them: the others have this map's part).
 		d.replicas[p].DropBackups(asyncFailed)
-		d.p.Go(func() { d.refill1(p) })
+		d.p.Go(func() { d.refillPartition(p) })
 	}
 	return errors.Join(errs...)
 }
@@ -238,11 +238,11 @@ func (d *Replicator) refill(ps []int) {
 		if d.ctx.Err() != nil {
 			return
 		}
-		d.refill1(p)
+		d.refillPartition(p)
 	}
 }
 
-func (d *Replicator) refill1(p int) {
+func (d *Replicator) refillPartition(p int) {
 	var t *partition.Table
 	var bodies [][]byte
 	f, ok := d.replicas[p].BeginRefill(d.ctx, func() (bool, []string) {
@@ -299,7 +299,7 @@ func (d *Replicator) refill1(p int) {
 		d.p.Go(func() {
 			select {
 			case <-time.After(retry):
-				d.refill1(p)
+				d.refillPartition(p)
 			case <-d.ctx.Done():
 			}
 		})

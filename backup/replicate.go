@@ -38,7 +38,7 @@ type Sent struct {
 func (d *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, asyncN int, rec Record) (*Sent, error) {
 	syncB, asyncB, missing := d.targets(rec.P, syncN, asyncN, t.Backups)
 	if missing != "" {
-		d.p.Go(func() { d.refill1(rec.P) })
+		d.p.Go(func() { d.refillPartition(rec.P) })
 		return nil, errMoved(rec.P)
 	}
 	rec.Epoch = t.Epoch

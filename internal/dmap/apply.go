@@ -10,7 +10,7 @@ import (
 // applyBackup applies a record (or its revert) the owner sent to this
 // backup's copy of partition p. It is refused with NeedFill when the map
 // was not filled here.
-func (c *core) applyBackup(p *part, req *backup.Record, revert bool) error {
+func (c *heldMap) applyBackup(p *fragment, req *backup.Record, revert bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.filled {
@@ -50,7 +50,7 @@ func (c *core) applyBackup(p *part, req *backup.Record, revert bool) error {
 }
 
 // markApplied records that seq was applied on this backup. p.mu held.
-func (p *part) markApplied(seq uint64, key []byte) {
+func (p *fragment) markApplied(seq uint64, key []byte) {
 	if seq <= p.applied {
 		return
 	}

@@ -82,7 +82,7 @@ type Engine struct {
 	parts int // partitions
 
 	mu     sync.Mutex
-	maps   map[string]*core
+	maps   map[string]*heldMap
 	closed bool
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -104,7 +104,7 @@ func New(cfg Config) *Engine {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
-	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*core{}, parts: partition.DefaultCount}
+	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*heldMap{}, parts: partition.DefaultCount}
 	n.m = newMetrics(cfg.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{
@@ -158,13 +158,13 @@ func (n *Engine) Map(ctx context.Context, name string) (*Map, error) {
 }
 
 // Map is one map held by an engine.
-type Map struct{ c *core }
+type Map struct{ c *heldMap }
 
 // Name is the map's name.
 func (m *Map) Name() string { return m.c.name }
 
 // core returns the named map, creating it (and its store) on first use.
-func (n *Engine) core(ctx context.Context, name string) (*core, error) {
+func (n *Engine) core(ctx context.Context, name string) (*heldMap, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (n *Engine) core(ctx context.Context, name string) (*core, error) {
 
 // makeCore returns the named map, creating it (and opening its store)
 // when it is new here.
-func (n *Engine) makeCore(ctx context.Context, name string) (*core, bool, error) {
+func (n *Engine) makeCore(ctx context.Context, name string) (*heldMap, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -221,7 +221,7 @@ func (n *Engine) makeCore(ctx context.Context, name string) (*core, bool, error)
 
 // readyMap readies every partition of a map made while the node runs
 // that this member owns, waiting for those still being taken over.
-func (n *Engine) readyMap(c *core) {
+func (n *Engine) readyMap(c *heldMap) {
 	var ps []int
 	for p := range n.parts {
 		if st := n.repl.Replica(p).State(); st == partition.Active || st == partition.Acquiring {

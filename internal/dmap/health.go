@@ -162,7 +162,7 @@ func (n *Engine) Maps() []MapInfo {
 	return out
 }
 
-func (n *Engine) mapInfo(c *core) MapInfo {
+func (n *Engine) mapInfo(c *heldMap) MapInfo {
 	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
 	for p, pt := range c.parts {
 		st := n.repl.Replica(p).State()

@@ -79,7 +79,7 @@ func (h holder) ReleaseStores(p int) {
 // installs them (under the replica's lock).
 func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial bool) (func(), error) {
 	p := data.P
-	named := map[string]*core{}
+	named := map[string]*heldMap{}
 	for _, mp := range data.Maps {
 		c, err := h.n.core(ctx, mp.Map)
 		if err != nil {
@@ -128,7 +128,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 			have[src.Data.Maps[i].Map] = &src.Data.Maps[i]
 		}
 		for name := range have {
-			if !slices.ContainsFunc(cores, func(c *core) bool { return c.name == name }) {
+			if !slices.ContainsFunc(cores, func(c *heldMap) bool { return c.name == name }) {
 				c, err := h.n.core(ctx, name)
 				if err != nil {
 					return 0, err
@@ -138,7 +138,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 		}
 	}
 	var seen uint64
-	fromStore := map[*core]bool{}
+	fromStore := map[*heldMap]bool{}
 	for _, c := range cores {
 		pt := c.parts[p]
 		switch {

@@ -23,7 +23,7 @@ import (
 // in flight, makes its decision durable in the store and on every sync
 // backup, then applies it. It fails with errMoved when this member does
 // not own the key's partition.
-func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) {
+func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
 	// The lease first: a write waiting for it holds up no hand-over.
 	if err := c.n.ensureLease(ctx, p.id); err != nil {
@@ -102,7 +102,7 @@ func (c *core) update(ctx context.Context, key []byte, o *op) (opResult, error) 
 }
 
 // storeRecord writes one record through to the store.
-func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
+func (c *heldMap) storeRecord(ctx context.Context, r mapstore.Record) error {
 	start := time.Now()
 	var err error
 	if r.Deleted {
@@ -117,7 +117,7 @@ func (c *core) storeRecord(ctx context.Context, r mapstore.Record) error {
 }
 
 // read returns the key's value and version from an owned partition.
-func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
+func (c *heldMap) read(ctx context.Context, key []byte) (entry, bool, error) {
 	p := c.partOf(key)
 	if err := c.n.repl.Replica(p.id).EnterRead(ctx); err != nil {
 		return entry{}, false, err
@@ -141,7 +141,7 @@ func (c *core) read(ctx context.Context, key []byte) (entry, bool, error) {
 // map that is new here (or LAZY, or created after the partition was
 // taken over) loads what the store has of it, starts the partition's epoch and
 // gives the partition to the backups.
-func (c *core) readyPart(ctx context.Context, p *part) error {
+func (c *heldMap) readyPart(ctx context.Context, p *fragment) error {
 	for {
 		p.mu.Lock()
 		if p.ready {
@@ -179,9 +179,9 @@ func (c *core) readyPart(ctx context.Context, p *part) error {
 // fails, what succeeded is undone (backups restore prev; the store gets a
 // compensating record) and the write fails: acknowledged means durable and
 // replicated (invariant 1), a failed write changes nothing.
-func (c *core) replicate(ctx context.Context, p *part, t partition.WriteTicket, r mapstore.Record, prev entry, had bool) error {
+func (c *heldMap) replicate(ctx context.Context, p *fragment, t partition.WriteTicket, r mapstore.Record, prev entry, had bool) error {
 	sent, err := c.n.repl.Send(ctx, t, c.sync, c.async, backup.Record{Map: c.name, P: p.id,
-		Rec: wrec{K: r.Key, V: r.Value, R: backup.VerOf(r.Version), D: r.Deleted}})
+		Rec: backup.Entry{K: r.Key, V: r.Value, R: backup.VerOf(r.Version), D: r.Deleted}})
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (c *core) replicate(ctx context.Context, p *part, t partition.WriteTicket, 
 // undo reverts a failed write where it succeeded: a store that made it
 // durable gets a compensating record with a new version, and backups that
 // applied it restore the previous entry.
-func (c *core) undo(p *part, r mapstore.Record, prev entry, had bool, sent *backup.Sent, compensate bool) {
+func (c *heldMap) undo(p *fragment, r mapstore.Record, prev entry, had bool, sent *backup.Sent, compensate bool) {
 	var comp uint64
 	if compensate {
 		ctx, cancel := context.WithTimeout(c.n.proto.Context(), c.n.cfg.OpTimeout)
@@ -226,14 +226,14 @@ func (c *core) undo(p *part, r mapstore.Record, prev entry, had bool, sent *back
 		delete(p.inflight, cv.Seq)
 		p.mu.Unlock()
 	}
-	sent.Revert(had, wrec{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver)}, comp)
+	sent.Revert(had, backup.Entry{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver)}, comp)
 }
 
 // prepareMapPart makes one map's partition ready on an active owner (a
 // map new here, LAZY, or unknown when the partition was taken over): it
 // loads what the store has, records the partition's epoch start for it,
 // and gives it to the backups.
-func (c *core) prepareMapPart(ctx context.Context, pt *part) error {
+func (c *heldMap) prepareMapPart(ctx context.Context, pt *fragment) error {
 	epoch, backups, active := c.n.repl.Replica(pt.id).Serving()
 	if !active {
 		return errMoved(pt.id)

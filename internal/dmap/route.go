@@ -28,7 +28,7 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // over the transport; a moved partition or an unreachable owner is
 // routed again once the table changes. An operation with a function
 // (Compute) runs on a remote owner as read, decide, compare-and-set.
-func (n *Engine) do(ctx context.Context, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResult, error) {
 	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
@@ -86,7 +86,7 @@ func retryable(err error) bool {
 }
 
 // remote forwards o to the owner.
-func (n *Engine) remote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
 	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer)}
 	var b []byte
 	a := n.proto.Addr(owner)
@@ -124,7 +124,7 @@ func (n *Engine) remote(ctx context.Context, owner string, c *core, key []byte, 
 // casRemote runs a function operation on a remote owner: read the entry
 // with its version, decide here, and write only if the entry is unchanged
 // (else read again).
-func (n *Engine) casRemote(ctx context.Context, owner string, c *core, key []byte, o *op) (opResult, error) {
+func (n *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
 	for {
 		r, err := n.remote(ctx, owner, c, key, &op{kind: opGet})
 		if err != nil {
@@ -150,7 +150,7 @@ func (n *Engine) casRemote(ctx context.Context, owner string, c *core, key []byt
 
 // ownedEntries copies the entries of partition p, which this member must
 // own.
-func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
+func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, error) {
 	if err := c.n.repl.Replica(p).EnterRead(ctx); err != nil {
 		return nil, err
 	}
@@ -163,9 +163,9 @@ func (c *core) ownedEntries(ctx context.Context, p int) ([]wrec, error) {
 	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	out := make([]wrec, 0, len(pt.entries))
+	out := make([]backup.Entry, 0, len(pt.entries))
 	for k, e := range pt.entries {
-		out = append(out, wrec{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+		out = append(out, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
 	}
 	return out, nil
 }
@@ -186,7 +186,7 @@ func (n *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-cha
 
 // scatter runs fn on every partition's owner: locally or remote, and
 // again for partitions that moved meanwhile.
-func (n *Engine) scatter(ctx context.Context, c *core, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
+func (n *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
 	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
@@ -246,9 +246,9 @@ func (n *Engine) scatter(ctx context.Context, c *core, local func(p int) error, 
 
 // rangeAll calls fn for each entry of map c, partition by partition, on
 // copies, so fn may call the map.
-func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []byte) bool) error {
+func (n *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v []byte) bool) error {
 	stop := errors.New("stop")
-	each := func(es []wrec) error {
+	each := func(es []backup.Entry) error {
 		for _, e := range es {
 			if !fn(string(e.K), e.V) {
 				return stop
@@ -283,7 +283,7 @@ func (n *Engine) rangeAll(ctx context.Context, c *core, fn func(k string, v []by
 }
 
 // size counts map c's entries over every owner.
-func (n *Engine) size(ctx context.Context, c *core) (int, error) {
+func (n *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 	total := 0
 	err := n.scatter(ctx, c, func(p int) error {
 		if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
@@ -313,7 +313,7 @@ func (n *Engine) size(ctx context.Context, c *core) (int, error) {
 }
 
 // get reads key of map c at its owner.
-func (n *Engine) get(ctx context.Context, c *core, key []byte) ([]byte, mapstore.Version, bool, error) {
+func (n *Engine) get(ctx context.Context, c *heldMap, key []byte) ([]byte, mapstore.Version, bool, error) {
 	r, err := n.do(ctx, c, key, &op{kind: opGet})
 	return r.old, r.ver, r.had, err
 }

@@ -10,14 +10,6 @@ const (
 	mMapInfo = "mapinfo" // size of a map's partitions on the callee
 )
 
-// The map engine's wire types are the replicator's: an entry and its
-// version travel alike in both.
-type (
-	wver    = backup.Ver
-	wrec    = backup.Entry
-	mapPart = backup.MapPart
-)
-
 // Answer codes of the map engine's calls (transport failures are errors
 // of the transport).
 const (
@@ -45,17 +37,17 @@ type opReq struct {
 	Val  []byte `msgpack:"v,omitempty"`
 	Del  bool   `msgpack:"d,omitempty"`
 	// CAS: the entry must be present with version Ver (ExpOK) or absent.
-	ExpOK  bool `msgpack:"xo,omitempty"`
-	ExpVer wver `msgpack:"xv"`
+	ExpOK  bool       `msgpack:"xo,omitempty"`
+	ExpVer backup.Ver `msgpack:"xv"`
 }
 
 type opAns struct {
-	Code  int    `msgpack:"c"`
-	Msg   string `msgpack:"x,omitempty"`
-	Old   []byte `msgpack:"o,omitempty"`
-	Had   bool   `msgpack:"h,omitempty"`
-	Wrote bool   `msgpack:"w,omitempty"`
-	Ver   wver   `msgpack:"r"` // version of the entry now (or read)
+	Code  int        `msgpack:"c"`
+	Msg   string     `msgpack:"x,omitempty"`
+	Old   []byte     `msgpack:"o,omitempty"`
+	Had   bool       `msgpack:"h,omitempty"`
+	Wrote bool       `msgpack:"w,omitempty"`
+	Ver   backup.Ver `msgpack:"r"` // version of the entry now (or read)
 }
 
 type scanReq struct {
@@ -64,9 +56,9 @@ type scanReq struct {
 }
 
 type scanAns struct {
-	Code    int    `msgpack:"c"`
-	Entries []wrec `msgpack:"e"`
-	Moved   []int  `msgpack:"mv,omitempty"` // partitions the callee does not own
+	Code    int            `msgpack:"c"`
+	Entries []backup.Entry `msgpack:"e"`
+	Moved   []int          `msgpack:"mv,omitempty"` // partitions the callee does not own
 }
 
 type healthAns struct {

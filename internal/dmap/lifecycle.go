@@ -10,10 +10,10 @@ import (
 )
 
 // allCores returns every map this member holds.
-func (n *Engine) allCores() []*core {
+func (n *Engine) allCores() []*heldMap {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := make([]*core, 0, len(n.maps))
+	out := make([]*heldMap, 0, len(n.maps))
 	for _, c := range n.maps {
 		out = append(out, c)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stowage/stowage/partition"
 )
 
-// core is one map's partitioned, versioned byte store in memory on this
+// heldMap is one map's partitioned, versioned byte store in memory on this
 // member, written through to a MapStore. The member owns some partitions
 // (it serves them), backs up others, and holds nothing of the rest; which
 // is decided by the partition table and kept in the replicas (backup).
@@ -20,10 +20,10 @@ import (
 // waits for the previous one on the same key, so conditional operations
 // decide on the truth; different keys proceed in parallel and share group
 // commits in the store.
-type core struct {
+type heldMap struct {
 	name  string
 	n     *Engine
-	parts []*part
+	parts []*fragment
 	store mapstore.MapStore // nil: memory only
 	lazy  bool
 	sync  int // synchronous backups of this map
@@ -37,7 +37,7 @@ type core struct {
 }
 
 // waitEager waits until a new EAGER map is loaded.
-func (c *core) waitEager(ctx context.Context) error {
+func (c *heldMap) waitEager(ctx context.Context) error {
 	if c.eager == nil {
 		return nil
 	}
@@ -54,8 +54,8 @@ type entry struct {
 	ver mapstore.Version
 }
 
-// part is one partition of one map on this member.
-type part struct {
+// fragment is one partition of one map on this member.
+type fragment struct {
 	id       int
 	mu       sync.Mutex
 	entries  map[string]entry
@@ -77,10 +77,10 @@ type part struct {
 	above   map[uint64][]byte
 }
 
-func newCore(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *core {
-	c := &core{name: name, n: n, parts: make([]*part, count), store: store, lazy: lazy, sync: syncB, async: asyncB, m: n.m}
+func newCore(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *heldMap {
+	c := &heldMap{name: name, n: n, parts: make([]*fragment, count), store: store, lazy: lazy, sync: syncB, async: asyncB, m: n.m}
 	for i := range c.parts {
-		c.parts[i] = &part{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
+		c.parts[i] = &fragment{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}
 	}
 	if sn, ok := store.(mapstore.Snapshotter); ok {
 		sn.SetSnapshotSource(c.snapshotSource)
@@ -90,7 +90,7 @@ func newCore(n *Engine, name string, count int, store mapstore.MapStore, lazy bo
 
 // loadFromStore reads partition p from the store into memory, replacing
 // what it held, and returns the highest version the store knows of it.
-func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, error) {
+func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Version, error) {
 	start := time.Now()
 	entries := map[string]entry{}
 	var maxV mapstore.Version
@@ -161,7 +161,7 @@ func (c *core) loadFromStore(ctx context.Context, p *part) (mapstore.Version, er
 // startEpoch makes partition p's start of epoch (taking over up to seq
 // from) durable in the store, so that recovery drops older records beyond
 // it (invariant 2).
-func (c *core) startEpoch(ctx context.Context, p int, epoch, from uint64) error {
+func (c *heldMap) startEpoch(ctx context.Context, p int, epoch, from uint64) error {
 	es, ok := c.store.(mapstore.EpochStarter)
 	if !ok {
 		return nil
@@ -172,7 +172,7 @@ func (c *core) startEpoch(ctx context.Context, p int, epoch, from uint64) error 
 	return nil
 }
 
-func (c *core) partOf(key []byte) *part { return c.parts[partition.Of(key, len(c.parts))] }
+func (c *heldMap) partOf(key []byte) *fragment { return c.parts[partition.Of(key, len(c.parts))] }
 
 // Decision is what a Compute function returns.
 type Decision struct {
@@ -222,7 +222,7 @@ type opResult struct {
 
 // snapshotSource gives the store a partition's live entries and the
 // version up to which every change is reflected in them.
-func (c *core) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, mapstore.Version, error) {
+func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, mapstore.Version, error) {
 	p := c.parts[id]
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -241,10 +241,10 @@ func (c *core) snapshotSource(ctx context.Context, id int) ([]mapstore.Record, m
 
 // export returns this map's partition p as a holder has it. Owner data
 // (owner true) has no gaps: everything up to its version is applied.
-func (c *core) export(p *part, owner bool) mapPart {
+func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	mp := mapPart{Map: c.name, Ver: backup.VerOf(p.ver), Entries: make([]wrec, 0, len(p.entries))}
+	mp := backup.MapPart{Map: c.name, Ver: backup.VerOf(p.ver), Entries: make([]backup.Entry, 0, len(p.entries))}
 	if owner {
 		mp.Applied = p.ver.Seq
 	} else {
@@ -257,13 +257,13 @@ func (c *core) export(p *part, owner bool) mapPart {
 		}
 	}
 	for k, e := range p.entries {
-		mp.Entries = append(mp.Entries, wrec{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
 	}
 	return mp
 }
 
 // replace installs a map partition received from another member.
-func (c *core) replace(p *part, mp mapPart) {
+func (c *heldMap) replace(p *fragment, mp backup.MapPart) {
 	entries := make(map[string]entry, len(mp.Entries))
 	for _, e := range mp.Entries {
 		entries[string(e.K)] = entry{val: e.V, ver: e.R.Version()}
@@ -283,7 +283,7 @@ func (c *core) replace(p *part, mp mapPart) {
 }
 
 // clearPart drops what this member holds of partition p of this map.
-func (c *core) clearPart(p *part) {
+func (c *heldMap) clearPart(p *fragment) {
 	p.mu.Lock()
 	p.entries = map[string]entry{}
 	p.ver = mapstore.Version{}
@@ -292,7 +292,7 @@ func (c *core) clearPart(p *part) {
 	p.mu.Unlock()
 }
 
-func (c *core) size(p *part) int {
+func (c *heldMap) size(p *fragment) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.entries)
