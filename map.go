@@ -33,6 +33,19 @@ func GetMap[K, V any](ctx context.Context, n *Node, name string, kc serde.Codec[
 	return &Map[K, V]{m: m, kc: kc, vc: vc}, nil
 }
 
+// LookupMap returns the named map of node n with the given codecs without
+// creating it: reading a map that no member holds finds nothing and
+// creates nothing, on this member or on the partitions' owners (a read
+// of a map that does not exist costs no memory and no files); the first
+// write through it creates the map as GetMap would.
+func LookupMap[K, V any](n *Node, name string, kc serde.Codec[K], vc serde.Codec[V]) (*Map[K, V], error) {
+	m, err := n.e.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Map[K, V]{m: m, kc: kc, vc: vc}, nil
+}
+
 // Name returns the map's name.
 func (m *Map[K, V]) Name() string { return m.m.Name() }
 

@@ -180,8 +180,16 @@ func (n *Node) Gatherer() prometheus.Gatherer {
 // Config returns the node's configuration; it must not be modified.
 func (n *Node) Config() *config.Config { return n.cfg }
 
-// ValidMapName reports whether name can name a map: it must never escape
-// its directory (invariant 7).
+// MaxMapNameLen is the longest map name, in bytes: a map's name is the
+// name of its directory in the map store's storage, which must fit one
+// path element on every back end with room to spare.
+const MaxMapNameLen = dmap.MaxMapNameLen
+
+// ValidMapName reports whether name can name a map: 1 to MaxMapNameLen
+// bytes of UTF-8 with no control character, no "/" or "\\", and no "."
+// first (names starting with a dot are stowage's own files; "." and ".."
+// would escape the map's directory). The error wraps ErrInvalidMapName and
+// says which rule the name breaks.
 func ValidMapName(name string) error { return dmap.ValidMapName(name) }
 
 func (n *Node) openFS(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {

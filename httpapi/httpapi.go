@@ -55,6 +55,7 @@ type api struct{ n *stowage.Node }
 // the path segment, values the raw bytes of the body.
 type bytesMap = stowage.Map[string, []byte]
 
+// open returns the request's map for a write: created on first use.
 func (a *api) open(w http.ResponseWriter, r *http.Request) *bytesMap {
 	m, err := stowage.GetMap(r.Context(), a.n, r.PathValue("map"), serde.String(), serde.Bytes())
 	if err != nil {
@@ -62,6 +63,25 @@ func (a *api) open(w http.ResponseWriter, r *http.Request) *bytesMap {
 		return nil
 	}
 	return m
+}
+
+// lookup returns the request's map for a read: reading a map that does
+// not exist creates nothing.
+func (a *api) lookup(w http.ResponseWriter, r *http.Request) *bytesMap {
+	m, err := stowage.LookupMap(a.n, r.PathValue("map"), serde.String(), serde.Bytes())
+	if err != nil {
+		writeError(w, err)
+		return nil
+	}
+	return m
+}
+
+// exists reports whether a map this member does not hold has entries
+// anywhere (found is what a read of it found); a map no member holds is
+// answered 404.
+func (a *api) exists(name string, found bool) bool {
+	_, held := a.n.MapInfo(name)
+	return held || found
 }
 
 func (a *api) put(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +102,7 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
-	m := a.open(w, r)
+	m := a.lookup(w, r)
 	if m == nil {
 		return
 	}
@@ -118,7 +138,7 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 
 // keys pages through the keys in byte order: ?limit=N&after=KEY.
 func (a *api) keys(w http.ResponseWriter, r *http.Request) {
-	m := a.open(w, r)
+	m := a.lookup(w, r)
 	if m == nil {
 		return
 	}
@@ -142,6 +162,10 @@ func (a *api) keys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if !a.exists(m.Name(), len(keys) > 0 || after != "") {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such map"})
+		return
+	}
 	sort.Strings(keys)
 	resp := struct {
 		Keys []string `json:"keys"`
@@ -158,7 +182,7 @@ func (a *api) keys(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) mapInfo(w http.ResponseWriter, r *http.Request) {
-	m := a.open(w, r)
+	m := a.lookup(w, r)
 	if m == nil {
 		return
 	}
@@ -167,7 +191,14 @@ func (a *api) mapInfo(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	mi, _ := a.n.MapInfo(m.Name())
+	mi, held := a.n.MapInfo(m.Name())
+	if !held && size == 0 {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such map"})
+		return
+	}
+	if !held {
+		mi.Name = m.Name()
+	}
 	writeJSON(w, http.StatusOK, struct {
 		stowage.MapInfo
 		Size int `json:"size"`

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -138,13 +141,40 @@ func (n *Engine) ObserveBatch(recs, bytes int, took time.Duration, err error) {
 	}
 }
 
-// ValidMapName reports whether name can name a map: it must never escape
-// its directory (invariant 7).
+// MaxMapNameLen is the longest map name, in bytes. A map's name is the
+// name of its directory in the map store's storage, which must fit one
+// path element on every back end (255 bytes on local file systems and
+// HDFS) with room to spare.
+const MaxMapNameLen = 200
+
+// ValidMapName reports whether name can name a map: 1 to MaxMapNameLen
+// bytes of UTF-8 with no control character, no "/" or "\\", and no "."
+// first (names starting with a dot are stowage's own files, and "." and
+// ".." would escape the map's directory: invariant 7).
 func ValidMapName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("%w: %q", ErrInvalidMapName, name)
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the name is empty", ErrInvalidMapName)
+	case len(name) > MaxMapNameLen:
+		return fmt.Errorf("%w: %s is %d bytes; the limit is %d", ErrInvalidMapName, quoteStart(name), len(name), MaxMapNameLen)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: %s is not UTF-8", ErrInvalidMapName, quoteStart(name))
+	case strings.HasPrefix(name, "."):
+		return fmt.Errorf("%w: %s starts with a dot (reserved for stowage's own files)", ErrInvalidMapName, quoteStart(name))
+	case strings.ContainsAny(name, "/\\"):
+		return fmt.Errorf("%w: %s holds a slash or backslash", ErrInvalidMapName, quoteStart(name))
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("%w: %s holds a control character", ErrInvalidMapName, quoteStart(name))
 	}
 	return nil
+}
+
+// quoteStart quotes a name for an error, cut after 40 bytes.
+func quoteStart(name string) string {
+	if len(name) > 40 {
+		return strconv.Quote(name[:40]) + "..."
+	}
+	return strconv.Quote(name)
 }
 
 // Map returns the named map, holding it (and opening its store) on first
@@ -154,14 +184,67 @@ func (n *Engine) Map(ctx context.Context, name string) (*Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Map{c: c}, nil
+	return &Map{n: n, name: name, c: c}, nil
 }
 
-// Map is one map held by an engine.
-type Map struct{ c *heldMap }
+// Lookup returns a handle of the named map without holding it: reads of a
+// map no member holds find nothing and create nothing, here or on the
+// owners; the first write through the handle holds it as Map does.
+func (n *Engine) Lookup(name string) (*Map, error) {
+	if err := ValidMapName(name); err != nil {
+		return nil, err
+	}
+	return &Map{n: n, name: name}, nil
+}
+
+// Held reports whether this member holds the named map.
+func (n *Engine) Held(name string) bool { return n.held(name) != nil }
+
+// held returns the named map if this member holds it.
+func (n *Engine) held(name string) *heldMap {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.maps[name]
+}
+
+// Map is a handle of one of the cluster's maps on this engine.
+type Map struct {
+	n    *Engine
+	name string
+
+	mu sync.Mutex
+	c  *heldMap // nil until the map is held here
+}
 
 // Name is the map's name.
-func (m *Map) Name() string { return m.c.name }
+func (m *Map) Name() string { return m.name }
+
+// reader is the map to read through: the one held here, else a ghost.
+func (m *Map) reader() *heldMap {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.c == nil {
+		m.c = m.n.held(m.name)
+	}
+	if m.c == nil {
+		return newGhost(m.n, m.name)
+	}
+	return m.c
+}
+
+// writer is the map to write through, held here from now on.
+func (m *Map) writer(ctx context.Context) (*heldMap, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.c == nil {
+		c, err := m.n.core(ctx, m.name)
+		if err != nil {
+			return nil, err
+		}
+		m.c = c
+	}
+	return m.c, nil
+}
 
 // core returns the named map, creating it (and its store) on first use.
 func (n *Engine) core(ctx context.Context, name string) (*heldMap, error) {

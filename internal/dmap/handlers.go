@@ -65,16 +65,20 @@ func (n *Engine) checkParts(ps []int) error {
 
 // onOp runs a map operation forwarded by another member.
 func (n *Engine) onOp(ctx context.Context, req *opReq) opAns {
-	c, err := n.core(ctx, req.Map)
-	if err != nil {
-		return opAns{Code: codeFailed, Msg: err.Error()}
-	}
 	if req.Kind == opGet {
+		c, err := n.readable(req.Map)
+		if err != nil {
+			return opAns{Code: codeFailed, Msg: err.Error()}
+		}
 		e, ok, err := c.read(ctx, req.Key)
 		if err != nil {
 			return errAns(err)
 		}
 		return opAns{Old: e.val, Had: ok, Ver: backup.VerOf(e.ver)}
+	}
+	c, err := n.core(ctx, req.Map)
+	if err != nil {
+		return opAns{Code: codeFailed, Msg: err.Error()}
 	}
 	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version()}
 	res, err := c.update(ctx, req.Key, o)
@@ -100,7 +104,7 @@ func errAns(err error) opAns {
 
 // onScan returns the entries of the asked partitions this member owns.
 func (n *Engine) onScan(ctx context.Context, req *scanReq) scanAns {
-	c, err := n.core(ctx, req.Map)
+	c, err := n.readable(req.Map)
 	if err != nil {
 		return scanAns{Code: codeFailed}
 	}
@@ -117,7 +121,7 @@ func (n *Engine) onScan(ctx context.Context, req *scanReq) scanAns {
 }
 
 func (n *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
-	c, err := n.core(ctx, req.Map)
+	c, err := n.readable(req.Map)
 	if err != nil {
 		return mapInfoAns{Code: codeFailed}
 	}
@@ -127,6 +131,10 @@ func (n *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
+		c := c.resolve()
+		if c.ghost {
+			continue
+		}
 		if err := c.readyPart(ctx, c.parts[p]); err != nil {
 			ans.Moved = append(ans.Moved, p)
 			continue
@@ -134,4 +142,16 @@ func (n *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 		ans.Size += c.size(c.parts[p])
 	}
 	return ans
+}
+
+// readable returns the named map to read: held here, else a ghost, so
+// that a read creates nothing.
+func (n *Engine) readable(name string) (*heldMap, error) {
+	if err := ValidMapName(name); err != nil {
+		return nil, err
+	}
+	if c := n.held(name); c != nil {
+		return c, nil
+	}
+	return newGhost(n, name), nil
 }

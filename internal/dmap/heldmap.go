@@ -34,6 +34,27 @@ type heldMap struct {
 	// eager, for an EAGER map made while the node runs, is closed once
 	// its owned partitions are loaded: the first operation waits for it.
 	eager chan struct{}
+	// ghost: a map this member does not hold, for reads only: they are
+	// routed like any other, and on an owner they find nothing. A ghost
+	// holds no data, opens no store and is never registered, so reading
+	// a map that does not exist creates nothing.
+	ghost bool
+}
+
+// resolve returns the map held here for a ghost whose map is held by now,
+// else c.
+func (c *heldMap) resolve() *heldMap {
+	if c.ghost {
+		if h := c.n.held(c.name); h != nil {
+			return h
+		}
+	}
+	return c
+}
+
+// newGhost returns a ghost of the named map (see heldMap.ghost).
+func newGhost(n *Engine, name string) *heldMap {
+	return &heldMap{name: name, n: n, ghost: true, m: n.m}
 }
 
 // waitEager waits until a new EAGER map is loaded.
@@ -172,7 +193,7 @@ func (c *heldMap) startEpoch(ctx context.Context, p int, epoch, from uint64) err
 	return nil
 }
 
-func (c *heldMap) partOf(key []byte) *fragment { return c.parts[partition.Of(key, len(c.parts))] }
+func (c *heldMap) partOf(key []byte) *fragment { return c.parts[partition.Of(key, c.n.parts)] }
 
 // Decision is what a Compute function returns.
 type Decision struct {

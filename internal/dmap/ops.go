@@ -8,7 +8,7 @@ import "context"
 
 // Get returns the value of key.
 func (m *Map) Get(ctx context.Context, key []byte) (val []byte, ok bool, err error) {
-	v, _, ok, err := m.c.n.get(ctx, m.c, key)
+	v, _, ok, err := m.n.get(ctx, m.reader(), key)
 	return v, ok, err
 }
 
@@ -35,7 +35,11 @@ func (m *Map) Remove(ctx context.Context, key []byte) (old []byte, had bool, err
 }
 
 func (m *Map) write(ctx context.Context, key []byte, o *op) ([]byte, bool, error) {
-	res, err := m.c.n.do(ctx, m.c, key, o)
+	c, err := m.writer(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err := m.n.do(ctx, c, key, o)
 	return res.old, res.had, err
 }
 
@@ -48,10 +52,10 @@ func (m *Map) Compute(ctx context.Context, key []byte, fn func(old []byte, ok bo
 }
 
 // Size counts the map's entries at every owner.
-func (m *Map) Size(ctx context.Context) (int, error) { return m.c.n.size(ctx, m.c) }
+func (m *Map) Size(ctx context.Context) (int, error) { return m.n.size(ctx, m.reader()) }
 
 // Range calls fn for each entry until it returns false, partition by
 // partition, on copies: fn may call the map.
 func (m *Map) Range(ctx context.Context, fn func(key string, val []byte) bool) error {
-	return m.c.n.rangeAll(ctx, m.c, fn)
+	return m.n.rangeAll(ctx, m.reader(), fn)
 }

@@ -118,6 +118,12 @@ func (c *heldMap) storeRecord(ctx context.Context, r mapstore.Record) error {
 
 // read returns the key's value and version from an owned partition.
 func (c *heldMap) read(ctx context.Context, key []byte) (entry, bool, error) {
+	if c.ghost {
+		if h := c.n.held(c.name); h != nil {
+			return h.read(ctx, key)
+		}
+		return entry{}, false, c.n.ghostRead(ctx, partition.Of(key, c.n.parts))
+	}
 	p := c.partOf(key)
 	if err := c.n.repl.Replica(p.id).EnterRead(ctx); err != nil {
 		return entry{}, false, err
@@ -269,4 +275,14 @@ func (n *Engine) ensureLease(ctx context.Context, p int) error {
 		return errRoute{err}
 	}
 	return err
+}
+
+// ghostRead is a read of partition p of a map this member does not hold:
+// once it is sure it serves p (the owner, under its lease) it finds
+// nothing.
+func (n *Engine) ghostRead(ctx context.Context, p int) error {
+	if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
+		return err
+	}
+	return n.ensureLease(ctx, p)
 }

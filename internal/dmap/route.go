@@ -34,7 +34,7 @@ func (n *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResul
 	if err := c.waitEager(ctx); err != nil {
 		return opResult{}, err
 	}
-	p := partition.Of(key, len(c.parts))
+	p := partition.Of(key, n.parts)
 	delay := time.Millisecond
 	for {
 		owner, err := n.proto.OwnerOf(ctx, p)
@@ -151,6 +151,12 @@ func (n *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []
 // ownedEntries copies the entries of partition p, which this member must
 // own.
 func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, error) {
+	if c.ghost {
+		if h := c.n.held(c.name); h != nil {
+			return h.ownedEntries(ctx, p)
+		}
+		return nil, c.n.ghostRead(ctx, p)
+	}
 	if err := c.n.repl.Replica(p).EnterRead(ctx); err != nil {
 		return nil, err
 	}
@@ -288,6 +294,10 @@ func (n *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 	err := n.scatter(ctx, c, func(p int) error {
 		if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
 			return err
+		}
+		c := c.resolve()
+		if c.ghost {
+			return nil
 		}
 		if err := c.readyPart(ctx, c.parts[p]); err != nil {
 			return err
