@@ -185,7 +185,11 @@ func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, 
 	if err != nil {
 		return nil, c.clientError(err)
 	}
-	return newFS(client, release, opts), nil
+	f, err := newFS(client, release, opts) // releases the client when it fails
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // ErrNoCredentials is matched by the error of opening an FS when no
