@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"sort"
@@ -39,6 +40,7 @@ type memDriver struct {
 	gen      int
 	pageSize int // objects per List page; 0 means 1000
 	calls    map[string]int
+	gets     []string // "off+n" of each Get
 
 	failNext  int   // the next failNext requests fail with errBusy
 	loseNext  int   // the next loseNext PUTs store but answer errBusy
@@ -107,6 +109,7 @@ func (d *memDriver) Head(ctx context.Context, key string) (objstore.Object, erro
 func (d *memDriver) Get(ctx context.Context, key, version string, off, n int64) (io.ReadCloser, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.gets = append(d.gets, fmt.Sprintf("%d+%d", off, n))
 	if err := d.enter(ctx, "Get"); err != nil {
 		return nil, err
 	}

@@ -180,29 +180,7 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			return nil, f.fail("create", key, err)
 		}
 	}
-	refused := false // the PUT met another writer's object: Abort leaves it
-	w := NewWriter(ctx, func(ctx context.Context, data []byte) error {
-		if f.c.DeadlineFromCreate && f.c.Retry.Deadline > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, created.Add(f.c.Retry.Deadline))
-			defer cancel()
-		}
-		err := f.put(ctx, key, data)
-		if err != nil {
-			refused = f.d.Classify(err) == Taken
-			return f.fail("create", key, err)
-		}
-		return nil
-	}, func(ctx context.Context, data []byte) error {
-		if refused {
-			return nil
-		}
-		return f.removeIfOurs(ctx, key, data)
-	})
-	if f.c.MaxObjectSize > 0 {
-		return &cappedWriter{Writer: w, f: f, key: key}, nil
-	}
-	return w, nil
+	return &writer{f: f, ctx: ctx, key: key, created: created}, nil
 }
 
 // put stores data under key if no object has that key.
@@ -256,21 +234,6 @@ func (f *FS) delete(ctx context.Context, op, key string) error {
 	return nil
 }
 
-// cappedWriter refuses to buffer more than one PutIfAbsent can store.
-type cappedWriter struct {
-	*Writer
-	f   *FS
-	key string
-}
-
-func (w *cappedWriter) Write(p []byte) (int, error) {
-	if max := w.f.c.MaxObjectSize; int64(w.Len())+int64(len(p)) > max {
-		return 0, fmt.Errorf("%s: %w", w.f.c.Pkg, &fs.PathError{Op: "write", Path: w.f.url(w.key),
-			Err: fmt.Errorf("object larger than %d bytes, the most one upload stores", max)})
-	}
-	return w.Writer.Write(p)
-}
-
 // Open implements fsbackend.FS.
 func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	key, err := f.key(name)
@@ -281,12 +244,7 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	if err != nil {
 		return nil, f.fail("open", key, err)
 	}
-	return NewReader(f.url(key), o.Size, func(p []byte, off int64) (int, error) {
-		if err := f.read(ctx, key, o.Version, p, off); err != nil {
-			return 0, err
-		}
-		return len(p), nil
-	}), nil
+	return &reader{f: f, ctx: ctx, key: key, version: o.Version, size: o.Size}, nil
 }
 
 // read fills p from off with one ranged Get pinned to version (retried
