@@ -1,19 +1,15 @@
 package oss
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
@@ -102,39 +98,21 @@ func (c Credentials) resolve() (Credentials, error) {
 	}, nil
 }
 
-// cacheKey identifies a client without holding the secret in clear.
-func cacheKey(endpoint string, c Credentials) string {
-	h := sha256.Sum256([]byte(c.AccessKeySecret + "\x00" + c.SecurityToken))
-	return endpoint + "\x00" + c.kind() + "\x00" + c.AccessKeyID + "\x00" + hex.EncodeToString(h[:])
-}
-
 type cachedClient struct {
 	client    *alioss.Client
 	transport *http.Transport
 }
 
-var (
-	cacheOnce sync.Once
-	cache     *lru.Cache[string, *cachedClient]
-)
+func (c *cachedClient) closeIdle() { c.transport.CloseIdleConnections() }
 
-// clientCacheSize bounds the shared clients (one per endpoint and
-// credentials in practice).
-const clientCacheSize = 32
-
-func clients() *lru.Cache[string, *cachedClient] {
-	cacheOnce.Do(func() {
-		cache, _ = lru.NewWithEvict[string, *cachedClient](clientCacheSize, func(_ string, c *cachedClient) {
-			c.transport.CloseIdleConnections()
-		})
-	})
-	return cache
-}
+// clients are shared by the FSs of one endpoint and credentials (32 such
+// pairs at most), keyed without a secret in clear.
+var clients = objstore.NewClients[string](32, nil, (*cachedClient).closeIdle)
 
 // PurgeClientCache drops every shared client and closes its idle
 // connections, for example after credentials were rotated. FS values that
 // use a purged client keep working; new ones get a fresh client.
-func PurgeClientCache() { clients().Purge() }
+func PurgeClientCache() { clients.Purge() }
 
 // getClient returns a client for endpoint and credentials, shared through
 // the cache unless noCache. release must be called when the FS closes.
@@ -147,24 +125,19 @@ func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client
 		return nil, nil, nil, err
 	}
 	red := objstore.NewRedactor(rc.AccessKeyID, rc.AccessKeySecret, rc.SecurityToken)
-	key := cacheKey(endpoint, rc)
-	if !noCache {
-		if c, ok := clients().Get(key); ok {
-			return c.client, func() {}, red, nil
+	if noCache {
+		c, err := newClient(endpoint, rc)
+		if err != nil {
+			return nil, nil, nil, red.Wrap(err)
 		}
+		return c.client, c.closeIdle, red, nil
 	}
-	c, err := newClient(endpoint, rc)
+	key := endpoint + "\x00" + rc.kind() + "\x00" + objstore.SecretHash(rc.AccessKeyID, rc.AccessKeySecret, rc.SecurityToken)
+	c, release, err := clients.Acquire(key, func() (*cachedClient, error) { return newClient(endpoint, rc) })
 	if err != nil {
 		return nil, nil, nil, red.Wrap(err)
 	}
-	if noCache {
-		return c.client, c.transport.CloseIdleConnections, red, nil
-	}
-	if prev, ok, _ := clients().PeekOrAdd(key, c); ok {
-		c.transport.CloseIdleConnections()
-		c = prev
-	}
-	return c.client, func() {}, red, nil
+	return c.client, release, red, nil
 }
 
 func newClient(endpoint string, c Credentials) (*cachedClient, error) {

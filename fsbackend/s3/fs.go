@@ -41,7 +41,7 @@ func New(ctx context.Context, o Options) (*FS, error) {
 	if o.Retry.Multiplier == 0 && o.Retry.Initial == 0 {
 		o.Retry = objstore.DefaultRetryPolicy()
 	}
-	c := acquire(&o)
+	c, release := acquire(&o)
 	d := &driver{api: c.api, bucket: o.Bucket}
 	for k, v := range o.PutHeaders {
 		d.putOpts = append(d.putOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue(k, v)))
@@ -49,7 +49,7 @@ func New(ctx context.Context, o Options) (*FS, error) {
 	f, err := objstore.New(d, objstore.Config{
 		Pkg: pkg, Scheme: o.Scheme, Bucket: o.Bucket, Prefix: o.Prefix,
 		Retry: o.Retry, Logger: o.Logger,
-		Release: func() error { release(c); return nil },
+		Release: func() error { release(); return nil },
 	})
 	if err != nil {
 		return nil, err
