@@ -170,7 +170,6 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	created := time.Now()
 	if f.c.CheckOnCreate {
 		_, err := f.head(ctx, key)
 		if err == nil {
@@ -180,7 +179,7 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			return nil, f.fail("create", key, err)
 		}
 	}
-	return &writer{f: f, ctx: ctx, key: key, created: created}, nil
+	return &writer{f: f, ctx: ctx, key: key, created: time.Now()}, nil
 }
 
 // put stores data under key if no object has that key.
