@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,12 +49,7 @@ var providerClasses = map[string]string{
 
 // KnownProviders lists the accepted values of fs.cosn.credentials.provider.
 func KnownProviders() []string {
-	out := make([]string, 0, len(providerClasses))
-	for k := range providerClasses {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(providerClasses))
 }
 
 // ParseProperties turns SeaTunnel/Hadoop-COS properties into the Options
@@ -102,12 +98,7 @@ func ParseProperties(ctx context.Context, p fsbackend.Properties) (s3.Options, e
 
 func buildCredentials(p fsbackend.Properties, getenv func(string) string) (aws.CredentialsProvider, string, error) {
 	id, key := p.Get(KeySecretID, ""), p.Get(KeySecretKey, "")
-	var classes []string
-	for _, c := range strings.Split(p.Get(KeyProvider, ""), ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			classes = append(classes, c)
-		}
-	}
+	classes := objstore.List(p, KeyProvider)
 	if len(classes) == 0 {
 		if id != "" || key != "" {
 			classes = []string{"org.apache.hadoop.fs.cosn.auth.SimpleCredentialsProvider"}

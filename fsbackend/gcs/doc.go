@@ -13,20 +13,23 @@
 // same name fails with an error matching fs.ErrExist (HTTP 412). Create
 // also looks the name up first, so an existing name is refused at once.
 // Sync returns fsbackend.ErrUnsupported; Abort before Close sends nothing,
-// after a failed Close it deletes what the upload may have stored (unless
-// the precondition failed: the object is another writer's), and after a
+// after a failed Close it deletes what the upload may have stored when it
+// holds exactly the writer's bytes (size and CRC-32C), never after the
+// precondition failed (the object is another writer's), and after a
 // successful Close it does nothing. A Writer's Close uses the context given
-// to Create. The writer and the gcs.bucket parsing are objstore's, shared
-// with the s3, cos and oss back ends; the retries are not (see below).
+// to Create. This package is the GCS driver, credentials and properties;
+// the file-system layer (names, errors, writer and pinned reader) and the
+// gcs.bucket parsing are objstore's, shared with the s3, cos and oss back
+// ends; the retries are not (see below).
 //
 // Open reads the object's attributes once and pins its generation: every
 // ReadAt is a range read of that generation, so a replaced object is an
 // error, never a mix of two versions. List pages through every object
 // below the directory's prefix (directory placeholders ending in "/" are
-// skipped) and sorts by name. Remove of a missing object matches
-// fs.ErrNotExist.
+// skipped) and sorts by name. Remove looks the object up, then deletes it;
+// a missing object matches fs.ErrNotExist.
 //
-// Rename copies then deletes (not atomic). With
+// Rename looks the source up, then copies and deletes (not atomic). With
 // fs.gs.operation.move.enable: true it uses the object move API instead,
 // which real GCS has (on buckets with hierarchical namespace) but
 // fake-gcs-server does not. Unlike the Hadoop connector, whose default is

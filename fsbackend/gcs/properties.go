@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"cloud.google.com/go/storage"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"google.golang.org/api/option"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -169,7 +166,7 @@ func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, 
 		return nil, err
 	}
 	slog.Debug("stowage/fsbackend/gcs: opening", slog.String("properties", p.String()))
-	if ig := ignoredKeys(p); len(ig) > 0 {
+	if ig := objstore.UnusedKeys(p, "fs.gs.", usedKeys...); len(ig) > 0 {
 		slog.Debug("stowage/fsbackend/gcs: fs.gs keys accepted but not used", slog.String("keys", strings.Join(ig, ", ")))
 	}
 	opts := Options{Bucket: c.bucket, Prefix: c.prefix, UseMove: c.useMove, UserProject: c.userProject}
@@ -185,7 +182,11 @@ func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, 
 	if err != nil {
 		return nil, c.clientError(err)
 	}
-	return newFS(client, release, opts), nil
+	f, err := newFS(client, release, opts) // releases the client when it fails
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // ErrNoCredentials is matched by the error of opening an FS when no
@@ -207,83 +208,28 @@ func (c config) clientError(err error) error {
 		ErrNoCredentials, KeyKeyFile, EnvCredentials, KeyAuthType, EnvEmulatorHost, err)
 }
 
-var usedKeys = map[string]bool{KeyProject: true, KeyKeyFile: true, KeyMove: true, KeyRootURL: true, KeyAuthType: true,
-	KeyRequesterPays: true, KeyRequesterPaysProject: true}
+var usedKeys = []string{KeyProject, KeyKeyFile, KeyMove, KeyRootURL, KeyAuthType, KeyRequesterPays, KeyRequesterPaysProject}
 
-func ignoredKeys(p fsbackend.Properties) []string {
-	var out []string
-	for k := range p {
-		if strings.HasPrefix(k, "fs.gs.") && !usedKeys[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// shared is a cached client with the number of FS values using it.
-type shared struct {
-	client  *storage.Client
-	refs    int
-	evicted bool
-}
-
-var (
-	cacheMu   sync.Mutex
-	cacheOnce sync.Once
-	cache     *lru.Cache[string, *shared]
-)
-
-const clientCacheSize = 16
-
-func clients() *lru.Cache[string, *shared] {
-	cacheOnce.Do(func() {
-		// The callback runs under cacheMu: every cache call below holds it.
-		cache, _ = lru.NewWithEvict[string, *shared](clientCacheSize, func(_ string, s *shared) {
-			s.evicted = true
-			if s.refs == 0 {
-				s.client.Close()
-			}
-		})
-	})
-	return cache
-}
+// clients are shared by the FSs of one configuration (16 at most); a
+// client is closed once it left the cache and its last FS closed.
+var clients = objstore.NewClients[string](16, nil, func(c *storage.Client) { c.Close() })
 
 func sharedClient(ctx context.Context, c config) (*storage.Client, func() error, error) {
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	key := c.cacheKey()
-	s, ok := clients().Get(key)
-	if !ok {
+	client, release, err := clients.Acquire(c.cacheKey(), func() (*storage.Client, error) {
 		client, err := storage.NewClient(ctx, c.clientOptions()...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("stowage/fsbackend/gcs: client: %w", err)
+			return nil, fmt.Errorf("stowage/fsbackend/gcs: client: %w", err)
 		}
-		s = &shared{client: client}
-		clients().Add(key, s)
+		return client, nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	s.refs++
-	var once sync.Once
-	release := func() error {
-		once.Do(func() {
-			cacheMu.Lock()
-			defer cacheMu.Unlock()
-			s.refs--
-			if s.refs == 0 && s.evicted {
-				s.client.Close()
-			}
-		})
-		return nil
-	}
-	return s.client, release, nil
+	return client, func() error { release(); return nil }, nil
 }
 
 // PurgeClientCache closes every shared client no FS uses any more and
 // forgets the others, which close when their last FS closes.
-func PurgeClientCache() {
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	clients().Purge()
-}
+func PurgeClientCache() { clients.Purge() }
 
 func init() { fsbackend.Register("gcs", FromProperties) }

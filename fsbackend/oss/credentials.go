@@ -1,19 +1,17 @@
 package oss
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
-	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 // Environment variables read by the environment credentials provider.
@@ -100,109 +98,46 @@ func (c Credentials) resolve() (Credentials, error) {
 	}, nil
 }
 
-// redactor hides credential values in text: an OSS error document may
-// quote the access key id (OSS puts it in OSSAccessKeyId and the string to
-// sign of a SignatureDoesNotMatch answer; the test server in its message),
-// and nothing that reaches an error or a log may show it.
-type redactor []string
-
-func newRedactor(c Credentials) redactor {
-	var r redactor
-	for _, v := range []string{c.AccessKeyID, c.AccessKeySecret, c.SecurityToken} {
-		if v != "" {
-			r = append(r, v)
-		}
-	}
-	return r
-}
-
-func (r redactor) scrub(s string) string {
-	for _, v := range r {
-		s = strings.ReplaceAll(s, v, "******")
-	}
-	return s
-}
-
-// wrap returns err with the credential values removed from its message;
-// errors.Is and errors.As still reach the errors it wraps (whose own
-// fields, such as a ServiceError's Message, are as the server sent them).
-func (r redactor) wrap(err error) error {
-	if err == nil || len(r) == 0 {
-		return err
-	}
-	return &redactedError{err: err, msg: r.scrub(err.Error())}
-}
-
-type redactedError struct {
-	err error
-	msg string
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-// cacheKey identifies a client without holding the secret in clear.
-func cacheKey(endpoint string, c Credentials) string {
-	h := sha256.Sum256([]byte(c.AccessKeySecret + "\x00" + c.SecurityToken))
-	return endpoint + "\x00" + c.kind() + "\x00" + c.AccessKeyID + "\x00" + hex.EncodeToString(h[:])
-}
-
 type cachedClient struct {
 	client    *alioss.Client
 	transport *http.Transport
 }
 
-var (
-	cacheOnce sync.Once
-	cache     *lru.Cache[string, *cachedClient]
-)
+func (c *cachedClient) closeIdle() { c.transport.CloseIdleConnections() }
 
-// clientCacheSize bounds the shared clients (one per endpoint and
-// credentials in practice).
-const clientCacheSize = 32
-
-func clients() *lru.Cache[string, *cachedClient] {
-	cacheOnce.Do(func() {
-		cache, _ = lru.NewWithEvict[string, *cachedClient](clientCacheSize, func(_ string, c *cachedClient) {
-			c.transport.CloseIdleConnections()
-		})
-	})
-	return cache
-}
+// clients are shared by the FSs of one endpoint and credentials (32 such
+// pairs at most), keyed without a secret in clear.
+var clients = objstore.NewClients[string](32, nil, (*cachedClient).closeIdle)
 
 // PurgeClientCache drops every shared client and closes its idle
 // connections, for example after credentials were rotated. FS values that
 // use a purged client keep working; new ones get a fresh client.
-func PurgeClientCache() { clients().Purge() }
+func PurgeClientCache() { clients.Purge() }
 
 // getClient returns a client for endpoint and credentials, shared through
 // the cache unless noCache. release must be called when the FS closes.
-// It also returns a redactor of the credential values the client signs
-// with.
-func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client, func(), redactor, error) {
+// It also returns a Redactor of the credential values the client signs
+// with: OSS quotes the access key id in some answers (OSSAccessKeyId, the
+// string to sign), so no error or log line may show any of them.
+func getClient(endpoint string, creds Credentials, noCache bool) (*alioss.Client, func(), objstore.Redactor, error) {
 	rc, err := creds.resolve()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	red := newRedactor(rc)
-	key := cacheKey(endpoint, rc)
-	if !noCache {
-		if c, ok := clients().Get(key); ok {
-			return c.client, func() {}, red, nil
-		}
-	}
-	c, err := newClient(endpoint, rc)
-	if err != nil {
-		return nil, nil, nil, red.wrap(err)
-	}
+	red := objstore.NewRedactor(rc.AccessKeyID, rc.AccessKeySecret, rc.SecurityToken)
 	if noCache {
-		return c.client, c.transport.CloseIdleConnections, red, nil
+		c, err := newClient(endpoint, rc)
+		if err != nil {
+			return nil, nil, nil, red.Wrap(err)
+		}
+		return c.client, c.closeIdle, red, nil
 	}
-	if prev, ok, _ := clients().PeekOrAdd(key, c); ok {
-		c.transport.CloseIdleConnections()
-		c = prev
+	key := endpoint + "\x00" + rc.kind() + "\x00" + objstore.SecretHash(rc.AccessKeyID, rc.AccessKeySecret, rc.SecurityToken)
+	c, release, err := clients.Acquire(key, func() (*cachedClient, error) { return newClient(endpoint, rc) })
+	if err != nil {
+		return nil, nil, nil, red.Wrap(err)
 	}
-	return c.client, func() {}, red, nil
+	return c.client, release, red, nil
 }
 
 func newClient(endpoint string, c Credentials) (*cachedClient, error) {

@@ -26,12 +26,15 @@
 // ListObjectsV2 with the directory's prefix, follows continuation tokens,
 // skips "directory marker" keys ending in "/", and sorts by name.
 //
-// A Writer's Close uses the context given to Create for its PUT. Abort
-// before Close sends nothing; after a Close that failed it removes the
-// object the PUT may have stored (never one that a FileAlreadyExists answer
-// showed to be another writer's); after a successful Close it does
-// nothing. The writer, the retry loop and the bucket URL parsing are
-// objstore's, shared with the s3 and cos back ends.
+// A Writer's Close uses the context given to Create for its PUT, and a
+// Writer refuses more than 5 GiB, the limit of one PutObject. Abort before
+// Close sends nothing; after a Close that failed it removes the object the
+// PUT may have stored, when it holds exactly the writer's bytes (size and
+// CRC-64), never one that a FileAlreadyExists answer showed to be another
+// writer's; after a successful Close it does nothing. This package is the
+// OSS driver, credentials and properties; the file-system layer (names,
+// errors, retries, writer and reader) and the bucket URL parsing are
+// objstore's, shared with the s3, cos and gcs back ends.
 //
 // # Retries
 //

@@ -1,20 +1,22 @@
 package oss
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"io/fs"
+	"hash/crc64"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"sort"
 	"strconv"
-	"strings"
-	"sync/atomic"
+	"time"
 
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
 
-	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
@@ -37,18 +39,48 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// FS is an OSS bucket (or a prefix of one) used as an fsbackend.FS. It is
-// safe for concurrent use.
+// RetryPolicy says how failed requests are retried. The zero value means
+// the defaults.
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries per operation, the first
+	// included (default 10, like Hadoop's fs.oss.attempts.maximum).
+	MaxAttempts int
+	// BaseDelay is the wait after the first failure (default 100ms); it
+	// doubles per attempt, with jitter, up to MaxDelay (default 5s).
+	BaseDelay, MaxDelay time.Duration
+	// Deadline bounds one operation with all its retries (default 2m). The
+	// context's deadline, when earlier, wins.
+	Deadline time.Duration
+}
+
+// policy is the shared retry policy p describes: objstore's defaults (10
+// attempts, 100 ms doubling to 5 s, within 2 minutes) where p is zero.
+func (p RetryPolicy) policy() objstore.RetryPolicy {
+	r := objstore.DefaultRetryPolicy()
+	if p.MaxAttempts > 0 {
+		r.MaxAttempts = p.MaxAttempts
+	}
+	if p.BaseDelay > 0 {
+		r.Initial = p.BaseDelay
+	}
+	if p.MaxDelay > 0 {
+		r.Max = p.MaxDelay
+	}
+	if p.Deadline > 0 {
+		r.Deadline = p.Deadline
+	}
+	r.Initial = min(r.Initial, r.Max) // no wait is longer than MaxDelay
+	return r
+}
+
+// maxPutSize is OSS's limit for one PutObject.
+const maxPutSize = 5 << 30
+
+// FS is an OSS bucket (or a prefix of one) used as an fsbackend.FS:
+// objstore's file-system layer over the OSS driver below. It is safe for
+// concurrent use.
 type FS struct {
-	client      *alioss.Client
-	bucket      *alioss.Bucket
-	bucketName  string
-	prefix      string // "" or "dir/" (with the trailing slash)
-	retryPolicy objstore.RetryPolicy
-	log         *slog.Logger
-	release     func() // closes the client's idle connections if it is not shared
-	redact      redactor
-	closed      atomic.Bool
+	*objstore.FS
 }
 
 // New returns an FS for opts. It does not contact the server.
@@ -58,13 +90,6 @@ func New(ctx context.Context, opts Options) (*FS, error) {
 	}
 	if opts.Bucket == "" {
 		return nil, errors.New("stowage/fsbackend/oss: no bucket (key oss.bucket)")
-	}
-	prefix := strings.Trim(opts.Prefix, "/")
-	if err := fsbackend.ValidDir(prefix); err != nil {
-		return nil, fmt.Errorf("stowage/fsbackend/oss: bucket prefix: %w", err)
-	}
-	if prefix != "" {
-		prefix += "/"
 	}
 	if err := opts.Credentials.validate(); err != nil {
 		return nil, err
@@ -80,208 +105,148 @@ func New(ctx context.Context, opts Options) (*FS, error) {
 	b, err := client.Bucket(opts.Bucket)
 	if err != nil {
 		release()
-		return nil, red.wrap(fmt.Errorf("stowage/fsbackend/oss: key oss.bucket: bucket %q: %w", opts.Bucket, err))
+		return nil, red.Wrap(fmt.Errorf("stowage/fsbackend/oss: key oss.bucket: bucket %q: %w", opts.Bucket, err))
+	}
+	f, err := objstore.New(&driver{bucket: b}, objstore.Config{
+		Pkg: pkg, Scheme: "oss", Bucket: opts.Bucket, Prefix: opts.Prefix,
+		Retry: opts.Retry.policy(), CheckOnCreate: true, MaxObjectSize: maxPutSize,
+		Redact: red, Logger: log,
+		Release: func() error { release(); return nil },
+	})
+	if err != nil {
+		return nil, err
 	}
 	log.Debug("stowage/fsbackend/oss: opened", slog.String("endpoint", opts.Endpoint),
-		slog.String("bucket", opts.Bucket), slog.String("prefix", prefix), slog.String("credentials", opts.Credentials.kind()))
-	return &FS{
-		client: client, bucket: b, bucketName: opts.Bucket, prefix: prefix,
-		retryPolicy: opts.Retry.policy(), log: log, release: release, redact: red,
-	}, nil
+		slog.String("bucket", opts.Bucket), slog.String("prefix", opts.Prefix), slog.String("credentials", opts.Credentials.kind()))
+	return &FS{f}, nil
 }
 
-// Capabilities implements fsbackend.FS.
-func (f *FS) Capabilities() fsbackend.Capabilities {
-	return fsbackend.Capabilities{DurableAppend: false, AtomicRename: false, ConditionalCreate: true}
+// driver is the OSS protocol as objstore needs it: reads are pinned to the
+// ETag with If-Match, and the CRC-64 OSS keeps of every object is the Sum
+// that recognizes a PutObject whose answer was lost.
+type driver struct {
+	bucket *alioss.Bucket
 }
 
-// key turns a name into an object key, checking the name and the FS state.
-func (f *FS) key(name string) (string, error) {
-	if f.closed.Load() {
-		return "", fsbackend.ErrClosed
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+func (d *driver) Head(ctx context.Context, key string) (objstore.Object, error) {
+	h, err := d.bucket.GetObjectMeta(key, alioss.WithContext(ctx))
+	if err != nil {
+		return objstore.Object{}, err
 	}
-	if err := fsbackend.ValidName(name); err != nil {
-		return "", err
+	size, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+	if err != nil {
+		return objstore.Object{}, fmt.Errorf("bad Content-Length %q", h.Get("Content-Length"))
 	}
-	return f.prefix + name, nil
+	mt, _ := http.ParseTime(h.Get("Last-Modified"))
+	return objstore.Object{Key: key, Size: size, ModTime: mt, Version: h.Get("ETag"), Sum: h.Get("X-Oss-Hash-Crc64ecma")}, nil
 }
 
-// pathErr wraps an SDK error for name with a stowage prefix, mapping OSS
-// answers onto the fs sentinels. Its message holds no credential value,
-// not even the access key id a server's answer may quote.
-func (f *FS) pathErr(op, name string, err error) error {
-	if err == nil {
-		return nil
+func (d *driver) Get(ctx context.Context, key, version string, off, n int64) (io.ReadCloser, error) {
+	opts := []alioss.Option{alioss.Range(off, off+n-1), alioss.WithContext(ctx)}
+	if version != "" {
+		opts = append(opts, alioss.IfMatch(version))
 	}
-	return &fs.PathError{Op: op, Path: "oss://" + f.bucketName + "/" + f.prefix + name, Err: f.redact.wrap(classify(err))}
+	return d.bucket.GetObject(key, opts...)
 }
 
-// classify maps SDK errors to errors that match fs.ErrNotExist,
-// fs.ErrExist and friends, with hints for credential problems.
-func classify(err error) error {
+// PutIfAbsent is one PutObject with x-oss-forbid-overwrite: true and a
+// Content-MD5.
+func (d *driver) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	sum := md5.Sum(data)
+	return d.bucket.PutObject(key, bytes.NewReader(data),
+		alioss.ForbidOverWrite(true), alioss.ContentMD5(base64.StdEncoding.EncodeToString(sum[:])),
+		alioss.ContentType("application/octet-stream"), alioss.WithContext(ctx))
+}
+
+// Delete succeeds on a missing key, as OSS's DeleteObject does.
+func (d *driver) Delete(ctx context.Context, key string) error {
+	return d.bucket.DeleteObject(key, alioss.WithContext(ctx))
+}
+
+func (d *driver) Copy(ctx context.Context, src, dst string) error {
+	_, err := d.bucket.CopyObject(src, dst, alioss.WithContext(ctx))
+	return err
+}
+
+// List is one ListObjectsV2 page of up to 1000 keys.
+func (d *driver) List(ctx context.Context, prefix, token string) (objstore.Page, error) {
+	opts := []alioss.Option{alioss.Prefix(prefix), alioss.MaxKeys(1000), alioss.WithContext(ctx)}
+	if token != "" {
+		opts = append(opts, alioss.ContinuationToken(token))
+	}
+	res, err := d.bucket.ListObjectsV2(opts...)
+	if err != nil {
+		return objstore.Page{}, err
+	}
+	var p objstore.Page
+	for _, o := range res.Objects {
+		p.Objects = append(p.Objects, objstore.Object{Key: o.Key, Size: o.Size, ModTime: o.LastModified})
+	}
+	if res.IsTruncated {
+		p.Next = res.NextContinuationToken
+	}
+	return p, nil
+}
+
+// Sum is the CRC-64 (ECMA) of data in decimal, as OSS reports it in
+// x-oss-hash-crc64ecma.
+func (d *driver) Sum(data []byte) string {
+	return strconv.FormatUint(crc64.Checksum(data, crcTable), 10)
+}
+
+// Classify implements objstore.Driver: 404 is Missing (but a missing
+// bucket is not), 409 FileAlreadyExists and a failed If-Match (412) are
+// Taken; throttling (429, Throttling), server errors (5xx), network errors
+// and CRC mismatches are Transient.
+func (d *driver) Classify(err error) objstore.Class {
+	var se alioss.ServiceError
+	if errors.As(err, &se) {
+		switch {
+		case se.StatusCode == http.StatusNotFound && se.Code == "NoSuchBucket":
+			return objstore.Failed
+		case se.StatusCode == http.StatusNotFound:
+			return objstore.Missing
+		case se.StatusCode == http.StatusConflict && se.Code == "FileAlreadyExists",
+			se.StatusCode == http.StatusPreconditionFailed:
+			return objstore.Taken
+		}
+		switch se.Code {
+		case "Throttling", "RequestTimeout", "ServiceUnavailable", "InternalError", "SlowDown":
+			return objstore.Transient
+		}
+		if se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500 {
+			return objstore.Transient
+		}
+		return objstore.Failed
+	}
+	var ce alioss.CRCCheckError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return objstore.Transient
+	}
+	return objstore.Failed
+}
+
+// Explain implements objstore.Explainer with hints for a missing bucket
+// and credential problems.
+func (d *driver) Explain(err error) string {
 	var se alioss.ServiceError
 	if !errors.As(err, &se) {
-		return fmt.Errorf("stowage/fsbackend/oss: %w", err)
+		return ""
 	}
 	switch {
 	case se.StatusCode == http.StatusNotFound && se.Code == "NoSuchBucket":
-		return fmt.Errorf("stowage/fsbackend/oss: bucket does not exist (key oss.bucket): %w", err)
-	case se.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("stowage/fsbackend/oss: %w: %w", fs.ErrNotExist, err)
-	case se.StatusCode == http.StatusConflict && se.Code == "FileAlreadyExists":
-		return fmt.Errorf("stowage/fsbackend/oss: %w: %w", fs.ErrExist, err)
+		return "bucket does not exist (key oss.bucket)"
 	case se.Code == "SignatureDoesNotMatch":
-		return fmt.Errorf("stowage/fsbackend/oss: request signature rejected: the access key secret is wrong (check fs.oss.accessKeySecret or OSS_ACCESS_KEY_SECRET): %w", err)
+		return "request signature rejected: the access key secret is wrong (check fs.oss.accessKeySecret or OSS_ACCESS_KEY_SECRET)"
 	case se.Code == "InvalidAccessKeyId":
-		return fmt.Errorf("stowage/fsbackend/oss: access key id unknown to the server (check fs.oss.accessKeyId or OSS_ACCESS_KEY_ID): %w", err)
+		return "access key id unknown to the server (check fs.oss.accessKeyId or OSS_ACCESS_KEY_ID)"
 	case se.Code == "InvalidSecurityToken" || se.Code == "SecurityTokenExpired":
-		return fmt.Errorf("stowage/fsbackend/oss: security token rejected (check fs.oss.securityToken or OSS_SESSION_TOKEN): %w", err)
+		return "security token rejected (check fs.oss.securityToken or OSS_SESSION_TOKEN)"
 	case se.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("stowage/fsbackend/oss: access denied: %w", err)
+		return "access denied"
 	}
-	return fmt.Errorf("stowage/fsbackend/oss: %w", err)
+	return ""
 }
-
-func isStatus(err error, status int, code string) bool {
-	var se alioss.ServiceError
-	return errors.As(err, &se) && se.StatusCode == status && (code == "" || se.Code == code)
-}
-
-// head returns an object's metadata.
-func (f *FS) head(ctx context.Context, key string) (http.Header, error) {
-	var h http.Header
-	err := f.retry(ctx, "head", func(ctx context.Context, _ int) error {
-		var err error
-		h, err = f.bucket.GetObjectMeta(key, alioss.WithContext(ctx))
-		return err
-	})
-	return h, err
-}
-
-func infoFromHeader(name string, h http.Header) (fsbackend.FileInfo, error) {
-	size, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
-	if err != nil {
-		return fsbackend.FileInfo{}, fmt.Errorf("stowage/fsbackend/oss: %s: bad Content-Length %q", name, h.Get("Content-Length"))
-	}
-	mt, _ := http.ParseTime(h.Get("Last-Modified"))
-	return fsbackend.FileInfo{Name: name, Size: size, ModTime: mt}, nil
-}
-
-// Stat implements fsbackend.FS.
-func (f *FS) Stat(ctx context.Context, name string) (fsbackend.FileInfo, error) {
-	key, err := f.key(name)
-	if err != nil {
-		return fsbackend.FileInfo{}, err
-	}
-	h, err := f.head(ctx, key)
-	if err != nil {
-		return fsbackend.FileInfo{}, f.pathErr("stat", name, err)
-	}
-	fi, err := infoFromHeader(name, h)
-	if err != nil {
-		return fsbackend.FileInfo{}, f.pathErr("stat", name, err)
-	}
-	return fi, nil
-}
-
-// List implements fsbackend.FS.
-func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error) {
-	if f.closed.Load() {
-		return nil, fsbackend.ErrClosed
-	}
-	if err := fsbackend.ValidDir(dir); err != nil {
-		return nil, err
-	}
-	prefix := f.prefix
-	if dir != "" {
-		prefix += dir + "/"
-	}
-	var out []fsbackend.FileInfo
-	token := ""
-	for {
-		var res alioss.ListObjectsResultV2
-		err := f.retry(ctx, "list", func(ctx context.Context, _ int) error {
-			opts := []alioss.Option{alioss.Prefix(prefix), alioss.MaxKeys(1000), alioss.WithContext(ctx)}
-			if token != "" {
-				opts = append(opts, alioss.ContinuationToken(token))
-			}
-			var err error
-			res, err = f.bucket.ListObjectsV2(opts...)
-			return err
-		})
-		if err != nil {
-			return nil, f.pathErr("list", dir, err)
-		}
-		for _, o := range res.Objects {
-			if strings.HasSuffix(o.Key, "/") || !strings.HasPrefix(o.Key, f.prefix) {
-				continue // a directory marker made by another tool
-			}
-			out = append(out, fsbackend.FileInfo{Name: o.Key[len(f.prefix):], Size: o.Size, ModTime: o.LastModified})
-		}
-		if !res.IsTruncated || res.NextContinuationToken == "" {
-			break
-		}
-		token = res.NextContinuationToken
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// Remove implements fsbackend.FS. OSS deletes missing keys without
-// complaint, so the object is looked up first; a concurrent Remove of the
-// same name may therefore both succeed.
-func (f *FS) Remove(ctx context.Context, name string) error {
-	key, err := f.key(name)
-	if err != nil {
-		return err
-	}
-	if _, err := f.head(ctx, key); err != nil {
-		return f.pathErr("remove", name, err)
-	}
-	return f.pathErr("remove", name, f.deleteKey(ctx, key))
-}
-
-func (f *FS) deleteKey(ctx context.Context, key string) error {
-	return f.retry(ctx, "delete", func(ctx context.Context, _ int) error {
-		return f.bucket.DeleteObject(key, alioss.WithContext(ctx))
-	})
-}
-
-// Rename implements fsbackend.FS as CopyObject then DeleteObject. It is
-// not atomic: after a failure between the two, both names exist.
-func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
-	ok, err := f.key(oldName)
-	if err != nil {
-		return err
-	}
-	nk, err := f.key(newName)
-	if err != nil {
-		return err
-	}
-	if _, err := f.head(ctx, ok); err != nil {
-		return f.pathErr("rename", oldName, err)
-	}
-	if ok == nk {
-		return nil
-	}
-	err = f.retry(ctx, "copy", func(ctx context.Context, _ int) error {
-		_, err := f.bucket.CopyObject(ok, nk, alioss.WithContext(ctx))
-		return err
-	})
-	if err != nil {
-		return f.pathErr("rename", newName, err)
-	}
-	return f.pathErr("rename", oldName, f.deleteKey(ctx, ok))
-}
-
-// Close implements fsbackend.FS. A shared (cached) client stays open for
-// other FS values; an own client's idle connections are closed.
-func (f *FS) Close() error {
-	if f.closed.Swap(true) {
-		return nil
-	}
-	f.release()
-	return nil
-}
-
-var _ fsbackend.FS = (*FS)(nil)

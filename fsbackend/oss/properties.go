@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -103,24 +102,11 @@ func FromProperties(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, 
 	if err != nil {
 		return nil, err
 	}
-	if ignored := ignoredKeys(p); len(ignored) > 0 {
+	if ignored := objstore.UnusedKeys(p, "fs.oss.", KeyEndpoint, KeyAccessKeyID, KeySecret, KeyToken, KeyProvider, KeyAttempts); len(ignored) > 0 {
 		slog.Debug("stowage/fsbackend/oss: fs.oss keys accepted but not used", slog.String("keys", strings.Join(ignored, ", ")))
 	}
 	slog.Debug("stowage/fsbackend/oss: opening", slog.String("properties", p.String()))
 	return New(ctx, o)
-}
-
-var usedKeys = map[string]bool{KeyEndpoint: true, KeyAccessKeyID: true, KeySecret: true, KeyToken: true, KeyProvider: true, KeyAttempts: true}
-
-func ignoredKeys(p fsbackend.Properties) []string {
-	var out []string
-	for k := range p {
-		if strings.HasPrefix(k, "fs.oss.") && !usedKeys[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 func init() { fsbackend.Register("oss", FromProperties) }

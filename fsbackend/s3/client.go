@@ -3,21 +3,18 @@ package s3
 import (
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
-// client is one SDK client with the HTTP transport it owns. Shared
-// clients live in the cache; refs counts the open FSs using one.
+// client is one SDK client with the HTTP transport it owns.
 type client struct {
 	api       *s3.Client
 	transport *http.Transport
-	refs      int  // guarded by cacheMu
-	evicted   bool // guarded by cacheMu
 }
 
 type cacheKey struct {
@@ -25,58 +22,24 @@ type cacheKey struct {
 	pathStyle, checksumWhenRequired               bool
 }
 
-const cacheSize = 64
+// clients are shared by the FSs whose options match. Idle connections
+// hold goroutines: they are dropped when a client's last FS closes (a
+// cached client opens new ones when it is used again).
+var clients = objstore.NewClients[cacheKey](64, (*client).closeIdle, (*client).closeIdle)
 
-var (
-	cacheMu sync.Mutex
-	cache   *lru.Cache[cacheKey, *client]
-)
-
-func init() {
-	var err error
-	cache, err = lru.NewWithEvict[cacheKey, *client](cacheSize, func(_ cacheKey, c *client) {
-		// Called with cacheMu held (every cache call is under it).
-		c.evicted = true
-		if c.refs == 0 {
-			c.transport.CloseIdleConnections()
-		}
-	})
-	if err != nil {
-		panic(err)
-	}
-}
+func (c *client) closeIdle() { c.transport.CloseIdleConnections() }
 
 // acquire returns the client for o, shared through the cache unless the
-// cache is disabled or o has no CredentialsID. release must be called
-// once per acquire.
-func acquire(o *Options) *client {
+// cache is disabled or o has no CredentialsID, and the function that
+// releases it.
+func acquire(o *Options) (*client, func()) {
 	if o.DisableCache || o.CredentialsID == "" {
 		c := newClient(o)
-		c.refs = 1
-		c.evicted = true // not in the cache: release closes it
-		return c
+		return c, c.closeIdle
 	}
 	k := cacheKey{o.Scheme, o.Endpoint, o.Region, o.Bucket, o.CredentialsID, o.PathStyle, o.ChecksumWhenRequired}
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	c, ok := cache.Get(k)
-	if !ok {
-		c = newClient(o)
-		cache.Add(k, c)
-	}
-	c.refs++
-	return c
-}
-
-func release(c *client) {
-	cacheMu.Lock()
-	defer cacheMu.Unlock()
-	c.refs--
-	if c.refs == 0 {
-		// Idle connections hold goroutines; drop them. A cached client
-		// opens new ones when it is used again.
-		c.transport.CloseIdleConnections()
-	}
+	c, release, _ := clients.Acquire(k, func() (*client, error) { return newClient(o), nil })
+	return c, release
 }
 
 func newClient(o *Options) *client {

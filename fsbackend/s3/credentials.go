@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,12 +63,7 @@ var providerClasses = map[string]string{
 
 // KnownProviders lists the accepted values of fs.s3a.aws.credentials.provider, sorted.
 func KnownProviders() []string {
-	out := make([]string, 0, len(providerClasses))
-	for k := range providerClasses {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(providerClasses))
 }
 
 // credConfig is what building credentials needs from the properties.

@@ -17,7 +17,10 @@
 // List is ListObjectsV2 below dir+"/" with no delimiter, every page,
 // sorted. Stat is HEAD; Remove is HEAD (a missing key is fs.ErrNotExist,
 // since S3's DELETE succeeds on it) then DELETE. The object key of a name
-// is <prefix>/<name>, the prefix being the path of s3.bucket.
+// is <prefix>/<name>, the prefix being the path of s3.bucket. ReadAt runs
+// under the context given to Open. This package is the S3 driver and the
+// properties; the file-system layer (names, errors, retries, writer and
+// reader) is objstore's, shared with the oss and gcs back ends.
 //
 // Requests that fail with throttling (SlowDown, 503, 429), another 5xx,
 // 409 ConditionalRequestConflict, or a connection error are retried with

@@ -3,12 +3,13 @@ package s3
 import (
 	"context"
 	"errors"
-	"io/fs"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+
+	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
 func statusCode(err error) int {
@@ -27,58 +28,40 @@ func errorCode(err error) string {
 	return ""
 }
 
-// isNotFound: the object (not the bucket) does not exist.
-func isNotFound(err error) bool {
-	switch errorCode(err) {
+// Classify implements objstore.Driver:
+//   - Missing: the object (not the bucket) does not exist (NoSuchKey,
+//     NotFound, 404 other than NoSuchBucket);
+//   - Taken: an If-None-Match condition failed (412 PreconditionFailed),
+//     or a forbid-overwrite header found the object (COS and OSS answer
+//     409 ObjectAlreadyExists / FileAlreadyExists);
+//   - Transient: throttling (SlowDown, 503, 429), other server errors
+//     (5xx), a conditional write that raced another (409
+//     ConditionalRequestConflict), and connection failures. A cancelled
+//     or expired context never is.
+func (d *driver) Classify(err error) objstore.Class {
+	code, status := errorCode(err), statusCode(err)
+	switch code {
 	case "NoSuchBucket":
-		return false
+		return objstore.Failed
 	case "NoSuchKey", "NotFound":
-		return true
-	}
-	return statusCode(err) == 404
-}
-
-// isPrecondition: an If-None-Match/If-Match condition failed (412), or a
-// forbid-overwrite header found the object (COS, OSS answer 409
-// ObjectAlreadyExists / FileAlreadyExists).
-func isPrecondition(err error) bool {
-	switch errorCode(err) {
+		return objstore.Missing
 	case "PreconditionFailed", "ObjectAlreadyExists", "FileAlreadyExists":
-		return true
-	}
-	return statusCode(err) == 412
-}
-
-// retryable says whether a failed request may succeed when sent again:
-// throttling (SlowDown, 503, 429), other server errors (5xx), a
-// conditional write that raced another (409 ConditionalRequestConflict),
-// and connection failures. A cancelled or expired context never is.
-func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	switch errorCode(err) {
+		return objstore.Taken
 	case "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed",
 		"InternalError", "ServiceUnavailable", "ConditionalRequestConflict", "OperationAborted":
-		return true
+		return objstore.Transient
 	}
-	if c := statusCode(err); c == 429 || c >= 500 {
-		return true
-	}
-	return retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary
-}
-
-// mapErr turns an SDK error into the fsbackend error for op on path:
-// a missing object matches fs.ErrNotExist, a failed create-if-absent
-// fs.ErrExist; the SDK error stays in the chain.
-func mapErr(op, path string, err error) error {
 	switch {
-	case err == nil:
-		return nil
-	case isNotFound(err):
-		err = errors.Join(fs.ErrNotExist, err)
-	case isPrecondition(err) && op == "create":
-		err = errors.Join(fs.ErrExist, err)
+	case status == 404:
+		return objstore.Missing
+	case status == 412:
+		return objstore.Taken
+	case status == 429 || status >= 500:
+		return objstore.Transient
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return objstore.Failed
+	case retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary:
+		return objstore.Transient
 	}
-	return &fs.PathError{Op: op, Path: path, Err: err}
+	return objstore.Failed
 }

@@ -107,12 +107,7 @@ func ParseProperties(ctx context.Context, p fsbackend.Properties) (Options, erro
 	if o.Retry, err = objstore.RetryFromProperties(pkg, p, KeyRetryLimit, KeyRetryInterv); err != nil {
 		return o, err
 	}
-	var classes []string
-	for _, c := range strings.Split(p.Get(ProviderKey, ""), ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			classes = append(classes, c)
-		}
-	}
+	classes := objstore.List(p, ProviderKey)
 	o.Credentials, o.CredentialsID, err = buildCredentials(ctx, credConfig{
 		providers: classes,
 		accessKey: p.Get(KeyAccessKey, ""),

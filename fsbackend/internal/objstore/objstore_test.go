@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,27 +85,27 @@ func TestRetryDeadline(t *testing.T) {
 	}
 }
 
+// TestWriter: the object is buffered and stored by one PUT on Close.
 func TestWriter(t *testing.T) {
-	var got []byte
-	puts := 0
-	w := objstore.NewWriter(context.Background(), func(ctx context.Context, data []byte) error {
-		puts++
-		got = append([]byte(nil), data...)
-		return nil
-	}, nil)
+	d := newMemDriver()
+	f := newFS(t, d, "")
+	w, err := f.Create(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.Write([]byte("hello "))
 	w.Write([]byte("world"))
 	if err := w.Sync(); !errors.Is(err, fsbackend.ErrUnsupported) {
 		t.Fatalf("Sync = %v, want ErrUnsupported", err)
 	}
-	if puts != 0 {
+	if d.count("PutIfAbsent") != 0 {
 		t.Fatal("PUT before Close")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if puts != 1 || string(got) != "hello world" {
-		t.Fatalf("puts = %d, data %q", puts, got)
+	if got, _ := d.object("k"); d.count("PutIfAbsent") != 1 || string(got) != "hello world" {
+		t.Fatalf("puts = %d, data %q", d.count("PutIfAbsent"), got)
 	}
 	if err := w.Close(); !errors.Is(err, fsbackend.ErrClosed) {
 		t.Fatalf("second Close = %v", err)
@@ -114,29 +113,33 @@ func TestWriter(t *testing.T) {
 	if _, err := w.Write([]byte("x")); !errors.Is(err, fsbackend.ErrClosed) {
 		t.Fatalf("Write after Close = %v", err)
 	}
+	if err := w.Abort(); err != nil || d.count("Delete") != 0 {
+		t.Fatalf("Abort after Close = %v after %d Deletes, want nothing done", err, d.count("Delete"))
+	}
 }
 
+// TestWriterAbort: Abort before Close sends nothing; after a failed PUT it
+// looks the object up once, to remove it if the PUT stored it.
 func TestWriterAbort(t *testing.T) {
 	errPut := errors.New("lost answer")
-	aborted := 0
-	mk := func(putErr error) *objstore.Writer {
-		return objstore.NewWriter(context.Background(), func(context.Context, []byte) error { return putErr },
-			func(ctx context.Context, data []byte) error { aborted++; return nil })
-	}
-	w := mk(nil)
+	d := newMemDriver()
+	f := newFS(t, d, "")
+	w, _ := f.Create(context.Background(), "k")
 	w.Write([]byte("x"))
 	w.Abort()
-	if aborted != 0 {
-		t.Fatal("abort callback ran although nothing was PUT")
+	if d.count("Head")+d.count("Delete")+d.count("PutIfAbsent") != 0 {
+		t.Fatalf("Abort before Close sent requests: %v", d.calls)
 	}
-	w = mk(errPut)
+	w, _ = f.Create(context.Background(), "k")
 	w.Write([]byte("x"))
+	d.failWith = errPut
 	if err := w.Close(); !errors.Is(err, errPut) {
 		t.Fatalf("Close = %v", err)
 	}
+	d.failWith = nil
 	w.Abort()
-	if aborted != 1 {
-		t.Fatalf("abort callback ran %d times after a failed PUT, want 1", aborted)
+	if d.count("Head") != 1 {
+		t.Fatalf("Abort after a failed PUT made %d lookups, want 1", d.count("Head"))
 	}
 }
 
@@ -151,20 +154,13 @@ func TestStats(t *testing.T) {
 }
 
 func TestReader(t *testing.T) {
-	obj := []byte("0123456789")
-	var fetches []string
-	var mu sync.Mutex
-	errFetch := errors.New("fetch failed")
-	fail := false
-	r := objstore.NewReader("s3://b/k", int64(len(obj)), func(p []byte, off int64) (int, error) {
-		mu.Lock()
-		fetches = append(fetches, fmt.Sprintf("%d+%d", off, len(p)))
-		mu.Unlock()
-		if fail {
-			return 0, errFetch
-		}
-		return copy(p, obj[off:]), nil
-	})
+	d := newMemDriver()
+	f := newFS(t, d, "")
+	d.plant("k", []byte("0123456789"))
+	r, err := f.Open(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Size() != 10 {
 		t.Fatalf("Size = %d", r.Size())
 	}
@@ -189,15 +185,15 @@ func TestReader(t *testing.T) {
 			t.Errorf("ReadAt(%d bytes at %d) = %q, %v; want %q, %v", c.len, c.off, p[:n], err, c.want, c.wantErr)
 		}
 	}
-	if got := strings.Join(fetches, " "); got != "0+4 6+4 8+2" {
+	if got := strings.Join(d.gets, " "); got != "0+4 6+4 8+2" {
 		t.Errorf("fetches %s, want only the parts within the object: 0+4 6+4 8+2", got)
 	}
 	var pe *fs.PathError
-	if _, err := r.ReadAt(make([]byte, 1), -1); !errors.As(err, &pe) || pe.Path != "s3://b/k" || !errors.Is(err, fs.ErrInvalid) {
-		t.Errorf("negative offset: %v, want a PathError for s3://b/k matching fs.ErrInvalid", err)
+	if _, err := r.ReadAt(make([]byte, 1), -1); !errors.As(err, &pe) || pe.Path != "mem://b/k" || !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("negative offset: %v, want a PathError for mem://b/k matching fs.ErrInvalid", err)
 	}
-	fail = true
-	if _, err := r.ReadAt(make([]byte, 2), 0); !errors.Is(err, errFetch) {
+	d.failWith = errDenied
+	if _, err := r.ReadAt(make([]byte, 2), 0); !errors.Is(err, errDenied) {
 		t.Errorf("failing fetch: %v, want its error", err)
 	}
 	if err := r.Close(); err != nil {
@@ -208,5 +204,18 @@ func TestReader(t *testing.T) {
 	}
 	if err := r.Close(); !errors.Is(err, fsbackend.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestListAndUnusedKeys(t *testing.T) {
+	p := fsbackend.Properties{"providers": " a.B , ,c.D,", "fs.x.used": "1", "fs.x.timeout": "2", "fs.x.buffer": "3", "fs.y.z": "4"}
+	if got := strings.Join(objstore.List(p, "providers"), "|"); got != "a.B|c.D" {
+		t.Errorf("List = %q, want a.B|c.D", got)
+	}
+	if got := objstore.List(p, "unset"); len(got) != 0 {
+		t.Errorf("List of an unset key = %q", got)
+	}
+	if got := strings.Join(objstore.UnusedKeys(p, "fs.x.", "fs.x.used"), ","); got != "fs.x.buffer,fs.x.timeout" {
+		t.Errorf("UnusedKeys = %q, want fs.x.buffer,fs.x.timeout", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,4 +119,29 @@ func SecretHash(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// List reads a comma-separated property (such as a list of credential
+// provider classes): the values trimmed, the empty ones dropped.
+func List(p fsbackend.Properties, key string) []string {
+	var out []string
+	for _, v := range strings.Split(p.Get(key, ""), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// UnusedKeys returns, sorted, the keys of p that start with prefix and are
+// not among used: Hadoop settings a back end accepts and ignores.
+func UnusedKeys(p fsbackend.Properties, prefix string, used ...string) []string {
+	var out []string
+	for k := range p {
+		if strings.HasPrefix(k, prefix) && !slices.Contains(used, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

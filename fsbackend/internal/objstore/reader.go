@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"context"
 	"io"
 	"io/fs"
 	"sync/atomic"
@@ -8,48 +9,39 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// FetchFunc reads len(p) bytes of an object at off into p, with one ranged
-// request (retried as the back end retries), and returns how many bytes it
-// read. Reader calls it only with a non-empty p that ends within the
-// object, possibly from several goroutines at once.
-type FetchFunc func(p []byte, off int64) (int, error)
-
-// Reader is an fsbackend.Reader over one object of known size whose bytes
-// are fetched by ranged reads. ReadAt is safe for concurrent use; after
-// Close, ReadAt and Close fail with fsbackend.ErrClosed.
-type Reader struct {
-	path   string
-	size   int64
-	fetch  FetchFunc
-	closed atomic.Bool
-}
-
-// NewReader returns a Reader of an object of size bytes. path names the
-// object in errors the Reader makes itself (a negative offset).
-func NewReader(path string, size int64, fetch FetchFunc) *Reader {
-	return &Reader{path: path, size: size, fetch: fetch}
+// reader is the fsbackend.Reader of FS.Open: an object of the size Head
+// saw, each ReadAt one ranged Get of the part within the object, pinned to
+// the version Head saw, under the context given to Open. ReadAt is safe
+// for concurrent use; after Close, ReadAt and Close fail with
+// fsbackend.ErrClosed.
+type reader struct {
+	f       *FS
+	ctx     context.Context
+	key     string
+	version string
+	size    int64
+	closed  atomic.Bool
 }
 
 // Size is the object's length in bytes.
-func (r *Reader) Size() int64 { return r.size }
+func (r *reader) Size() int64 { return r.size }
 
-// Close ends the Reader; a second Close returns fsbackend.ErrClosed.
-func (r *Reader) Close() error {
+// Close ends the reader; a second Close returns fsbackend.ErrClosed.
+func (r *reader) Close() error {
 	if r.closed.Swap(true) {
 		return fsbackend.ErrClosed
 	}
 	return nil
 }
 
-// ReadAt reads len(p) bytes at off with one fetch of the part that lies
+// ReadAt reads len(p) bytes at off with one Get of the part that lies
 // within the object, and io.EOF when p reaches past its end (io.ReaderAt).
-// The fetch's error is returned as it is.
-func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 	if r.closed.Load() {
 		return 0, fsbackend.ErrClosed
 	}
 	if off < 0 {
-		return 0, &fs.PathError{Op: "read", Path: r.path, Err: fs.ErrInvalid}
+		return 0, &fs.PathError{Op: "read", Path: r.f.url(r.key), Err: fs.ErrInvalid}
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -58,14 +50,11 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	want := min(int64(len(p)), r.size-off)
-	n, err := r.fetch(p[:want], off)
-	if err != nil {
-		return n, err
+	if err := r.f.read(r.ctx, r.key, r.version, p[:want], off); err != nil {
+		return 0, err
 	}
 	if want < int64(len(p)) {
-		return n, io.EOF
+		return int(want), io.EOF
 	}
-	return n, nil
+	return int(want), nil
 }
-
-var _ fsbackend.Reader = (*Reader)(nil)

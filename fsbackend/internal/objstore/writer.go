@@ -3,61 +3,52 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// PutFunc stores data as one whole object and returns only once the store
-// answered that it is durable. It is called at most once per Writer.
-type PutFunc func(ctx context.Context, data []byte) error
+// writer is the fsbackend.Writer of FS.Create. It keeps the object in
+// memory and Close makes the one PutIfAbsent: on an object store one PUT
+// is the only durable and atomic write, so the object becomes visible
+// whole or not at all. Close runs under the context given to Create, so
+// the caller's deadline covers the whole write; Abort's clean-up runs
+// without that context's cancellation (bounded by the retry deadline). It
+// is not safe for concurrent use, as fsbackend.Writer says; the mutex
+// only keeps a misuse from racing.
+type writer struct {
+	f       *FS
+	ctx     context.Context
+	key     string
+	created time.Time
 
-// AbortFunc is called by Abort after a Close whose PUT failed, when the
-// object may nevertheless exist (the answer was lost); it should remove
-// the object only if it holds data. It may be nil.
-type AbortFunc func(ctx context.Context, data []byte) error
-
-// Writer is an fsbackend.Writer that keeps the object in memory and PUTs it
-// on Close. It is not safe for concurrent use, as fsbackend.Writer says.
-type Writer struct {
-	ctx   context.Context
-	put   PutFunc
-	abort AbortFunc
-	buf   bytes.Buffer
-
-	mu     sync.Mutex
-	closed bool
-	putErr error // result of the PUT made by Close
-	tried  bool  // Close attempted the PUT
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	closed  bool
+	putErr  error // of the PUT made by Close, when it failed
+	refused bool  // that PUT met another writer's object: Abort leaves it
 }
 
-// NewWriter returns a Writer whose Close calls put with everything
-// written, under ctx: the context given to Create bounds the PUT (and its
-// retries) that Close makes, so a caller's deadline covers the whole
-// write. abort may be nil.
-func NewWriter(ctx context.Context, put PutFunc, abort AbortFunc) *Writer {
-	return &Writer{ctx: ctx, put: put, abort: abort}
-}
-
-// Write appends p to the buffered object.
-func (w *Writer) Write(p []byte) (int, error) {
+// Write appends p to the buffered object, refusing to grow it past
+// Config.MaxObjectSize.
+func (w *writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return 0, fsbackend.ErrClosed
 	}
+	if limit := w.f.c.MaxObjectSize; limit > 0 && int64(w.buf.Len())+int64(len(p)) > limit {
+		return 0, fmt.Errorf("%s: %w", w.f.c.Pkg, &fs.PathError{Op: "write", Path: w.f.url(w.key),
+			Err: fmt.Errorf("object larger than %d bytes, the most one upload stores", limit)})
+	}
 	return w.buf.Write(p)
 }
 
-// Len is the number of bytes buffered so far.
-func (w *Writer) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Len()
-}
-
 // Sync returns fsbackend.ErrUnsupported: nothing is durable before Close.
-func (w *Writer) Sync() error {
+func (w *writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -68,36 +59,39 @@ func (w *Writer) Sync() error {
 
 // Close PUTs the buffered object. When it returns nil the object is
 // durable and visible. A second Close returns fsbackend.ErrClosed.
-func (w *Writer) Close() error {
+func (w *writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
-	w.tried = true
-	w.putErr = w.put(w.ctx, w.buf.Bytes())
-	if w.putErr == nil {
-		w.buf = bytes.Buffer{}
+	ctx := w.ctx
+	if w.f.c.DeadlineFromCreate && w.f.c.Retry.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, w.created.Add(w.f.c.Retry.Deadline))
+		defer cancel()
 	}
-	return w.putErr
+	if w.putErr = w.f.put(ctx, w.key, w.buf.Bytes()); w.putErr != nil {
+		w.refused = w.f.d.Classify(w.putErr) == Taken
+		return w.f.fail("create", w.key, w.putErr)
+	}
+	w.buf = bytes.Buffer{}
+	return nil
 }
 
-// Abort drops the buffer. After a Close that failed it calls the
-// AbortFunc, which removes the object if the failed PUT did store it.
-// Abort after a successful Close does nothing: the object is finished.
-func (w *Writer) Abort() error {
+// Abort drops the buffer. After a Close that failed, the PUT may have
+// stored the object all the same (its answer was lost): Abort removes it
+// if it holds exactly these bytes, never after the PUT was refused. Abort
+// after a successful Close does nothing: the object is finished.
+func (w *writer) Abort() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
 	var err error
-	if w.tried && w.putErr != nil && w.abort != nil {
-		// The PUT may have failed because ctx ended; the clean-up must
-		// still run (bounded by the back end's retry deadline).
-		err = w.abort(context.WithoutCancel(w.ctx), w.buf.Bytes())
+	if w.putErr != nil && !w.refused {
+		err = w.f.removeIfOurs(context.WithoutCancel(w.ctx), w.key, w.buf.Bytes())
 	}
 	w.buf = bytes.Buffer{}
 	return err
 }
-
-var _ fsbackend.Writer = (*Writer)(nil)

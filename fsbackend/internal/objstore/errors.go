@@ -1,0 +1,77 @@
+package objstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// errShortRead marks a ranged GET whose body ended early (the connection
+// broke): FS sends the GET again.
+var errShortRead = errors.New("short read")
+
+// fail turns a Driver error of op on key into the error FS returns: the
+// Explainer's hint in front, fs.ErrNotExist for a Missing object,
+// fs.ErrExist for a create refused as Taken, in an *fs.PathError naming
+// Scheme://Bucket/key, behind the package prefix, with every credential
+// value removed from the message. The Driver's error stays in the chain.
+func (f *FS) fail(op, key string, err error) error {
+	if e, ok := f.d.(Explainer); ok {
+		if hint := e.Explain(err); hint != "" {
+			err = fmt.Errorf("%s: %w", hint, err)
+		}
+	}
+	switch f.d.Classify(err) {
+	case Missing:
+		err = fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	case Taken:
+		if op == "create" {
+			err = fmt.Errorf("%w: %w", fs.ErrExist, err)
+		}
+	}
+	return f.c.Redact.Wrap(fmt.Errorf("%s: %w", f.c.Pkg, &fs.PathError{Op: op, Path: f.url(key), Err: err}))
+}
+
+// Redactor holds credential values that must appear in no error and no
+// log line: the secret and token, and the access key id too, which some
+// servers quote back in their answers (OSS in OSSAccessKeyId and the
+// string to sign).
+type Redactor []string
+
+// NewRedactor returns a Redactor of the non-empty values.
+func NewRedactor(values ...string) Redactor {
+	var r Redactor
+	for _, v := range values {
+		if v != "" {
+			r = append(r, v)
+		}
+	}
+	return r
+}
+
+// Scrub returns s with every value replaced by "******".
+func (r Redactor) Scrub(s string) string {
+	for _, v := range r {
+		s = strings.ReplaceAll(s, v, "******")
+	}
+	return s
+}
+
+// Wrap returns err with the values removed from its message; errors.Is
+// and errors.As still reach the errors it wraps (whose own fields, such as
+// an SDK error's message, are as the server sent them).
+func (r Redactor) Wrap(err error) error {
+	if err == nil || len(r) == 0 {
+		return err
+	}
+	return &redactedError{err: err, msg: r.Scrub(err.Error())}
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
