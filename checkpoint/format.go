@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -122,14 +121,13 @@ func encode(st PipelineState) []byte {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	h := binary.AppendUvarint(nil, FormatVersion)
-	h = binary.AppendUvarint(h, uint64(len(st.JobID)))
-	h = append(h, st.JobID...)
-	h = binary.AppendUvarint(h, uint64(st.PipelineID))
-	h = binary.AppendUvarint(h, uint64(st.CheckpointID))
-	h = binary.AppendUvarint(h, uint64(n))
-	h = binary.AppendUvarint(h, uint64(chunks))
-	h = binary.AppendVarint(h, created.UnixNano())
+	h := record.AppendUvarint(nil, FormatVersion)
+	h = record.AppendBytes(h, []byte(st.JobID))
+	h = record.AppendUvarint(h, uint64(st.PipelineID))
+	h = record.AppendUvarint(h, uint64(st.CheckpointID))
+	h = record.AppendUvarint(h, uint64(n))
+	h = record.AppendUvarint(h, uint64(chunks))
+	h = record.AppendVarint(h, created.UnixNano())
 
 	out := make([]byte, 0, record.Size(len(h))+n+chunks*record.HeaderSize+record.Size(32))
 	out = record.Append(out, typeHeader, h)
@@ -137,9 +135,9 @@ func encode(st PipelineState) []byte {
 		end := min(off+chunkSize, n)
 		out = record.Append(out, typeChunk, st.States[off:end])
 	}
-	t := binary.AppendUvarint(nil, uint64(n))
-	t = binary.LittleEndian.AppendUint32(t, record.Checksum(st.States))
-	t = binary.AppendUvarint(t, uint64(chunks))
+	t := record.AppendUvarint(nil, uint64(n))
+	t = record.AppendUint32(t, record.Checksum(st.States))
+	t = record.AppendUvarint(t, uint64(chunks))
 	return record.Append(out, typeTrailer, t)
 }
 
@@ -160,57 +158,6 @@ func (e *decodeError) Error() string {
 func (e *decodeError) Unwrap() error { return e.Err }
 
 var errPayload = errors.New("malformed payload")
-
-type payloadReader struct {
-	b   []byte
-	bad bool
-}
-
-func (r *payloadReader) uvarint() uint64 {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *payloadReader) varint() int64 {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *payloadReader) bytes(n uint64) []byte {
-	if r.bad || n > uint64(len(r.b)) {
-		r.bad = true
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *payloadReader) uint32() uint32 {
-	if r.bad || len(r.b) < 4 {
-		r.bad = true
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(r.b)
-	r.b = r.b[4:]
-	return v
-}
 
 // decode parses a whole checkpoint file strictly: header, exactly the
 // announced chunks, trailer, and nothing after it. The returned States is
@@ -240,15 +187,15 @@ func decode(b []byte) (PipelineState, *decodeError) {
 	if derr != nil {
 		return st, derr
 	}
-	h := payloadReader{b: hf.Payload}
-	ver := h.uvarint()
-	job := h.bytes(h.uvarint())
-	pipe := h.uvarint()
-	cid := h.uvarint()
-	n := h.uvarint()
-	chunks := h.uvarint()
-	created := h.varint()
-	if h.bad {
+	h := record.NewReader(hf.Payload)
+	ver := h.Uvarint()
+	job := h.Bytes()
+	pipe := h.Uvarint()
+	cid := h.Uvarint()
+	n := h.Uvarint()
+	chunks := h.Uvarint()
+	created := h.Varint()
+	if h.Err() != nil {
 		return st, &decodeError{Offset: 0, Reason: "malformed header", Err: errPayload}
 	}
 	if ver != FormatVersion {
@@ -274,11 +221,11 @@ func decode(b []byte) (PipelineState, *decodeError) {
 	if derr != nil {
 		return st, derr
 	}
-	t := payloadReader{b: tf.Payload}
-	tn := t.uvarint()
-	crc := t.uint32()
-	tchunks := t.uvarint()
-	if t.bad {
+	t := record.NewReader(tf.Payload)
+	tn := t.Uvarint()
+	crc := t.Uint32()
+	tchunks := t.Uvarint()
+	if t.Err() != nil {
 		return st, &decodeError{Offset: int64(off - record.Size(len(tf.Payload))), Reason: "malformed trailer", Err: errPayload}
 	}
 	if tn != n || tchunks != chunks || uint64(len(st.States)) != n {

@@ -14,7 +14,6 @@ import (
 	"github.com/stowage/stowage/bench"
 	"github.com/stowage/stowage/bench/writeamp"
 	"github.com/stowage/stowage/fsbackend"
-	"github.com/stowage/stowage/mapstore/boltstore"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -85,12 +84,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	say("write-through: bbolt Batch ...")
-	bb, err := boltstore.BenchPuts(ctx, filepath.Join(sub("bolt"), "batch.db"), *writers, perWriter, *valueSize, true)
+	bb, err := bench.BoltPuts(ctx, filepath.Join(sub("bolt"), "batch.db"), *writers, perWriter, *valueSize, true)
 	if err != nil {
 		return err
 	}
 	say("write-through: bbolt one put per transaction ...")
-	b1, err := boltstore.BenchPuts(ctx, filepath.Join(sub("bolt"), "single.db"), *writers, max(1, perWriter/8), *valueSize, false)
+	b1, err := bench.BoltPuts(ctx, filepath.Join(sub("bolt"), "single.db"), *writers, max(1, perWriter/8), *valueSize, false)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/boltstore"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"
 )
@@ -171,8 +172,36 @@ func propsFromURI(uri string) (fsbackend.Properties, error) {
 	return nil, fmt.Errorf("--fs %q: unknown scheme %q (file, hdfs, s3a, oss, cosn, gs)", uri, u.Scheme)
 }
 
-func (in *inspector) openFS(ctx context.Context) (fsbackend.FS, error) {
-	return fsbackend.Open(ctx, in.props)
+// storage is the storage an inspect subcommand reads, opened, and the
+// maps listed in it.
+type storage struct {
+	fs    fsbackend.FS // nil for a bbolt file, which boltstore opens per call
+	names []string     // the maps, sorted, if listed
+}
+
+// openStorage is the prologue of every inspect subcommand. It opens the
+// storage of props (the map store's or the checkpoints') and, if
+// listMaps, lists the maps below in.base in it. With props nil it reads
+// the maps' bbolt file (--bbolt or a map-store of type bbolt): there is
+// nothing to open, and the listing is the maps in the file. done closes
+// what was opened.
+func (in *inspector) openStorage(ctx context.Context, props fsbackend.Properties, listMaps bool) (st storage, done func(), err error) {
+	if props == nil {
+		if listMaps {
+			st.names, err = boltstore.Maps(in.boltPath, 0)
+		}
+		return st, func() {}, err
+	}
+	if st.fs, err = fsbackend.Open(ctx, props); err != nil {
+		return storage{}, nil, err
+	}
+	if listMaps {
+		if st.names, err = in.mapNames(ctx, st.fs); err != nil {
+			st.fs.Close()
+			return storage{}, nil, err
+		}
+	}
+	return st, func() { st.fs.Close() }, nil
 }
 
 func (in *inspector) print(v any, text func(w io.Writer)) {
@@ -205,16 +234,16 @@ func (in *inspector) mapNames(ctx context.Context, f fsbackend.FS) ([]string, er
 
 // withMap opens the storage and one map on it; done closes both.
 func (in *inspector) withMap(ctx context.Context, name string) (*filestore.Store, func(), error) {
-	f, err := in.openFS(ctx)
+	st, closeFS, err := in.openStorage(ctx, in.props, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := in.openMap(ctx, f, name)
+	s, err := in.openMap(ctx, st.fs, name)
 	if err != nil {
-		f.Close()
+		closeFS()
 		return nil, nil, err
 	}
-	return s, func() { s.Close(); f.Close() }, nil
+	return s, func() { s.Close(); closeFS() }, nil
 }
 
 // openMap opens one map directory with the file map store.
@@ -241,16 +270,12 @@ func (in *inspector) openMap(ctx context.Context, f fsbackend.FS, name string) (
 }
 
 func (in *inspector) maps(ctx context.Context) error {
-	f, err := in.openFS(ctx)
+	st, done, err := in.openStorage(ctx, in.props, true)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	names, err := in.mapNames(ctx, f)
-	if err != nil {
-		return err
-	}
-	in.printNames(names)
+	defer done()
+	in.printNames(st.names)
 	return nil
 }
 
@@ -474,19 +499,15 @@ func printVerified[D any](in *inspector, reports []verifyReport[D], bad int) err
 // verify reads every file of every map; damage other than a torn tail
 // makes the command exit 1.
 func (in *inspector) verify(ctx context.Context) error {
-	f, err := in.openFS(ctx)
+	st, done, err := in.openStorage(ctx, in.props, true)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	names, err := in.mapNames(ctx, f)
-	if err != nil {
-		return err
-	}
+	defer done()
 	var reports []verifyReport[filestore.Damage]
 	bad := 0
-	for _, name := range names {
-		s, err := in.openMap(ctx, f, name)
+	for _, name := range st.names {
+		s, err := in.openMap(ctx, st.fs, name)
 		if err != nil {
 			return err
 		}

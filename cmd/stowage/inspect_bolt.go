@@ -16,7 +16,7 @@ import (
 func (in *inspector) boltCommand(ctx context.Context, rest []string) error {
 	switch {
 	case rest[0] == "maps" && len(rest) == 1:
-		return in.boltMaps()
+		return in.boltMaps(ctx)
 	case rest[0] == "stats" && len(rest) == 2:
 		return in.boltStats(ctx, rest[1])
 	case rest[0] == "dump" && len(rest) == 2:
@@ -31,15 +31,15 @@ func (in *inspector) boltCommand(ctx context.Context, rest []string) error {
 	return errUsage
 }
 
-func (in *inspector) boltMaps() error {
-	names, err := boltstore.Maps(in.boltPath, 0)
+func (in *inspector) boltMaps(ctx context.Context) error {
+	st, _, err := in.openStorage(ctx, nil, true)
 	if err != nil {
 		return err
 	}
-	if names == nil {
-		names = []string{}
+	if st.names == nil {
+		st.names = []string{}
 	}
-	in.printNames(names)
+	in.printNames(st.names)
 	return nil
 }
 
@@ -133,16 +133,16 @@ func (in *inspector) boltGet(ctx context.Context, name, key string) error {
 // boltVerify checks every map of the file (bbolt's page check, and every
 // entry); any damage makes the command exit 1.
 func (in *inspector) boltVerify(ctx context.Context) error {
-	names, err := boltstore.Maps(in.boltPath, 0)
+	st, _, err := in.openStorage(ctx, nil, true)
 	if err != nil {
 		return err
 	}
-	if names == nil {
+	if st.names == nil {
 		return fmt.Errorf("bbolt file %s: no maps (no such file, or no stowage map in it)", in.boltPath)
 	}
 	reports := []verifyReport[string]{}
 	bad := 0
-	for _, name := range names {
+	for _, name := range st.names {
 		s, err := in.openBolt(name, nil)
 		if err != nil {
 			return err

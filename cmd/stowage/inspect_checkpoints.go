@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/stowage/stowage/checkpoint"
-	"github.com/stowage/stowage/fsbackend"
 )
 
 // checkpoints inspects checkpoint storage: list [JOB], show JOB PIPELINE
@@ -30,11 +29,12 @@ func (in *inspector) checkpoints(ctx context.Context, args []string, ns string) 
 	if !strings.HasSuffix(ns, "/") {
 		ns += "/"
 	}
-	f, err := fsbackend.Open(ctx, props)
+	st, done, err := in.openStorage(ctx, props, false)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer done()
+	f := st.fs
 	switch {
 	case len(args) >= 1 && args[0] == "list" && len(args) <= 2:
 		if len(args) == 2 {

@@ -104,23 +104,6 @@ func BenchmarkBolt(b *testing.B) {
 	}
 }
 
-// BenchmarkBenchPuts runs the helper `stowage bench` calls, 64 writers.
-func BenchmarkBenchPuts(b *testing.B) {
-	for _, batch := range []bool{true, false} {
-		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
-			var rate float64
-			for i := 0; i < b.N; i++ {
-				r, err := boltstore.BenchPuts(b.Context(), filepath.Join(b.TempDir(), "bench.db"), benchWriters, 8, benchValueSize, batch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rate += r
-			}
-			b.ReportMetric(rate/float64(b.N), "puts/s")
-		})
-	}
-}
-
 // BenchmarkLoadPartition is an EAGER load: every partition of a map of
 // 100k entries of 256 B, reported as entries/s.
 func BenchmarkLoadPartition(b *testing.B) {

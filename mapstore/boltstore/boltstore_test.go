@@ -576,28 +576,6 @@ func TestConcurrentMapsOneFile(t *testing.T) {
 	}
 }
 
-func TestBenchPuts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bench.db")
-	for _, batch := range []bool{true, false} {
-		rate, err := boltstore.BenchPuts(t.Context(), path, 4, 10, 256, batch)
-		if err != nil || rate <= 0 {
-			t.Fatalf("BenchPuts(batch %v) = %v, %v", batch, rate, err)
-		}
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("bench file left behind: %v", err)
-		}
-	}
-	if err := os.WriteFile(path, []byte("precious"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := boltstore.BenchPuts(t.Context(), path, 1, 1, 1, true); err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("BenchPuts on an existing file: %v, want a refusal naming it", err)
-	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != "precious" {
-		t.Fatalf("existing file changed: %q, %v", b, err)
-	}
-}
-
 // versioned is the two optional interfaces of the map store contract
 // that bbolt implements.
 type versioned interface {

@@ -77,5 +77,5 @@
 // # Concurrency
 //
 // A Store is safe for concurrent use; Close waits for the calls in
-// progress. BenchPuts measures plain bbolt for `stowage bench`.
+// progress.
 package boltstore

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -34,65 +33,35 @@ type fileHeader struct {
 	Run        string
 }
 
-func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
-
-func appendBytes(b, p []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(p)))
-	return append(b, p...)
-}
-
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errPayload
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errPayload
-		return nil
-	}
-	p := d.b[:n:n]
-	d.b = d.b[n:]
-	return p
-}
-
 func encodeHeader(b []byte, h fileHeader) []byte {
-	b = appendUvarint(b, h.Format)
-	b = appendUvarint(b, h.Partitions)
-	b = appendUvarint(b, h.Gen)
-	return appendBytes(b, []byte(h.Run))
+	b = record.AppendUvarint(b, h.Format)
+	b = record.AppendUvarint(b, h.Partitions)
+	b = record.AppendUvarint(b, h.Gen)
+	return record.AppendBytes(b, []byte(h.Run))
 }
 
-func decodeHeader(d *decoder) fileHeader {
-	h := fileHeader{Format: d.uvarint(), Partitions: d.uvarint(), Gen: d.uvarint()}
-	h.Run = string(d.bytes())
+// decodeHeader reads a fileHeader; r.Err says whether it was well formed.
+func decodeHeader(r *record.Reader) fileHeader {
+	h := fileHeader{Format: r.Uvarint(), Partitions: r.Uvarint(), Gen: r.Uvarint()}
+	h.Run = string(r.Bytes())
 	return h
+}
+
+// payloadErr returns errPayload if r failed.
+func payloadErr(r *record.Reader) error {
+	if r.Err() != nil {
+		return errPayload
+	}
+	return nil
 }
 
 // appendRecord frames one log record onto dst.
 func appendRecord(dst []byte, r *mapstore.Record, scratch []byte) ([]byte, []byte) {
 	p := scratch[:0]
-	p = appendUvarint(p, uint64(r.Partition))
-	p = appendUvarint(p, r.Version.Epoch)
-	p = appendUvarint(p, r.Version.Seq)
-	p = appendBytes(p, r.Key)
+	p = record.AppendUvarint(p, uint64(r.Partition))
+	p = record.AppendUvarint(p, r.Version.Epoch)
+	p = record.AppendUvarint(p, r.Version.Seq)
+	p = record.AppendBytes(p, r.Key)
 	typ := byte(typePut)
 	if r.Deleted {
 		typ = typeDelete
@@ -119,27 +88,21 @@ func decodeRecord(f record.Frame) (logEntry, error) {
 
 // decode sets e from a log record frame. Key and value alias the frame.
 func (e *logEntry) decode(f record.Frame) error {
-	b := f.Payload
-	var v [3]uint64
-	for i := range v {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errPayload
-		}
-		v[i], b = x, b[n:]
+	r := record.NewReader(f.Payload)
+	part, epoch, seq := r.Uvarint(), r.Uvarint(), r.Uvarint()
+	if r.Err() != nil {
+		return errPayload
 	}
-	e.typ, e.part, e.ver = f.Type, int(v[0]), mapstore.Version{Epoch: v[1], Seq: v[2]}
+	e.typ, e.part, e.ver = f.Type, int(part), mapstore.Version{Epoch: epoch, Seq: seq}
 	e.key, e.value = nil, nil
 	switch f.Type {
 	case typePut, typeDelete:
-		n, m := binary.Uvarint(b)
-		if m <= 0 || n > uint64(len(b)-m) {
+		e.key = r.Bytes()
+		if r.Err() != nil {
 			return errPayload
 		}
-		end := m + int(n)
-		e.key = b[m:end:end]
 		if f.Type == typePut {
-			e.value = b[end:]
+			e.value = r.Rest()
 			if e.value == nil {
 				e.value = []byte{}
 			}
@@ -152,7 +115,7 @@ func (e *logEntry) decode(f record.Frame) error {
 }
 
 func encodeEpoch(p int, v mapstore.Version) []byte {
-	b := appendUvarint(nil, uint64(p))
-	b = appendUvarint(b, v.Epoch)
-	return appendUvarint(b, v.Seq)
+	b := record.AppendUvarint(nil, uint64(p))
+	b = record.AppendUvarint(b, v.Epoch)
+	return record.AppendUvarint(b, v.Seq)
 }

@@ -31,9 +31,9 @@ import (
 type segment struct {
 	buf []byte // the file's bytes
 	// recs holds the partition's puts and deletes, in file order, each
-	// as: type, epoch, seq, key length (uvarints but the type), key,
-	// then for a put the value's offset in buf after the previous
-	// put's value, and its length (uvarints).
+	// as: the type byte, then record fields: epoch, seq (uvarints), key
+	// (bytes), then for a put the value's offset in buf after the
+	// previous put's value, and its length (uvarints).
 	recs   []byte
 	n      int          // records in recs
 	starts []epochStart // the partition's epoch starts
@@ -80,13 +80,12 @@ func (g *segment) add(e *logEntry, voff int64, est int, upto mapstore.Version, c
 	}
 	g.n++
 	b := append(g.recs, e.typ)
-	b = binary.AppendUvarint(b, e.ver.Epoch)
-	b = binary.AppendUvarint(b, e.ver.Seq)
-	b = binary.AppendUvarint(b, uint64(len(e.key)))
-	b = append(b, e.key...)
+	b = record.AppendUvarint(b, e.ver.Epoch)
+	b = record.AppendUvarint(b, e.ver.Seq)
+	b = record.AppendBytes(b, e.key)
 	if e.typ == typePut {
-		b = binary.AppendUvarint(b, uint64(voff-g.prevVal))
-		b = binary.AppendUvarint(b, uint64(len(e.value)))
+		b = record.AppendUvarint(b, uint64(voff-g.prevVal))
+		b = record.AppendUvarint(b, uint64(len(e.value)))
 		g.prevVal = voff + int64(len(e.value))
 	}
 	g.recs = b
@@ -106,34 +105,18 @@ func (c *cursor) next(e *logEntry) bool {
 		return false
 	}
 	e.typ = b[0]
-	i := 1
-	e.ver.Epoch, i = uvarintAt(b, i)
-	e.ver.Seq, i = uvarintAt(b, i)
-	var k uint64
-	k, i = uvarintAt(b, i)
-	end := i + int(k)
-	e.key, i = b[i:end:end], end
+	r := record.NewReader(b[1:]) // written by add: every field reads
+	e.ver.Epoch, e.ver.Seq = r.Uvarint(), r.Uvarint()
+	e.key = r.Bytes()
 	e.value = nil
 	if e.typ == typePut {
-		var d, n uint64
-		d, i = uvarintAt(b, i)
-		n, i = uvarintAt(b, i)
+		d, n := r.Uvarint(), r.Uvarint()
 		start := c.val + int64(d)
 		c.val = start + int64(n)
 		e.value = c.g.buf[start:c.val:c.val]
 	}
-	c.pos += i
+	c.pos += len(b) - r.Len()
 	return true
-}
-
-// uvarintAt decodes the uvarint at b[i:] (written by add) and returns it
-// and the index after it.
-func uvarintAt(b []byte, i int) (uint64, int) {
-	if x := b[i]; x < 0x80 {
-		return uint64(x), i + 1
-	}
-	v, n := binary.Uvarint(b[i:])
-	return v, i + n
 }
 
 // found is what reads of log files found of one partition: a segment per
@@ -337,9 +320,9 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		if first {
 			first = false
 			if f.Type == typeLogHeader {
-				d := decoder{b: f.Payload}
-				h := decodeHeader(&d)
-				if d.err == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
+				r := record.NewReader(f.Payload)
+				h := decodeHeader(&r)
+				if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
 					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
 					res.parts = nil
 					return false

@@ -262,18 +262,18 @@ func insertSnap(sn []snapFile, sf snapFile) []snapFile {
 // encodeSnapshot frames a snapshot: header, chunks of entries, end frame.
 func encodeSnapshot(h fileHeader, p int, upto mapstore.Version, entries []mapstore.Record) ([]byte, int64) {
 	hp := encodeHeader(nil, h)
-	hp = appendUvarint(hp, uint64(p))
-	hp = appendUvarint(hp, upto.Epoch)
-	hp = appendUvarint(hp, upto.Seq)
+	hp = record.AppendUvarint(hp, uint64(p))
+	hp = record.AppendUvarint(hp, upto.Epoch)
+	hp = record.AppendUvarint(hp, upto.Seq)
 	out := record.Append(nil, typeSnapHeader, hp)
 	var chunk []byte
 	var live int64
 	for i := range entries {
 		e := &entries[i]
-		chunk = appendBytes(chunk, e.Key)
-		chunk = appendUvarint(chunk, e.Version.Epoch)
-		chunk = appendUvarint(chunk, e.Version.Seq)
-		chunk = appendBytes(chunk, e.Value)
+		chunk = record.AppendBytes(chunk, e.Key)
+		chunk = record.AppendUvarint(chunk, e.Version.Epoch)
+		chunk = record.AppendUvarint(chunk, e.Version.Seq)
+		chunk = record.AppendBytes(chunk, e.Value)
 		live += int64(len(e.Key) + len(e.Value))
 		if len(chunk) >= snapChunk {
 			out = record.Append(out, typeSnapChunk, chunk)
@@ -283,7 +283,7 @@ func encodeSnapshot(h fileHeader, p int, upto mapstore.Version, entries []mapsto
 	if len(chunk) > 0 {
 		out = record.Append(out, typeSnapChunk, chunk)
 	}
-	out = record.Append(out, typeSnapEnd, appendUvarint(nil, uint64(len(entries))))
+	out = record.Append(out, typeSnapEnd, record.AppendUvarint(nil, uint64(len(entries))))
 	return out, live
 }
 
@@ -307,31 +307,31 @@ func checkSnapshot(buf []byte, p, parts int) (int, error) {
 	state := 0
 	for sc.Next() {
 		f := sc.Frame()
-		d := decoder{b: f.Payload}
+		r := record.NewReader(f.Payload)
 		switch {
 		case state == 0 && f.Type == typeSnapHeader:
-			h := decodeHeader(&d)
-			hp := d.uvarint()
-			if d.err != nil || h.Format != FormatVersion || int(h.Partitions) != parts || int(hp) != p {
+			h := decodeHeader(&r)
+			hp := r.Uvarint()
+			if r.Err() != nil || h.Format != FormatVersion || int(h.Partitions) != parts || int(hp) != p {
 				return 0, fmt.Errorf("header does not match partition %d of %d", p, parts)
 			}
 			state = 1
 		case state == 1 && f.Type == typeSnapChunk:
-			for len(d.b) > 0 && d.err == nil {
-				d.bytes()
-				d.uvarint()
-				d.uvarint()
-				d.bytes()
-				if d.err == nil {
+			for r.Len() > 0 {
+				r.Bytes()
+				r.Uvarint()
+				r.Uvarint()
+				r.Bytes()
+				if r.Err() == nil {
 					count++
 				}
 			}
-			if d.err != nil {
-				return 0, d.err
+			if err := payloadErr(&r); err != nil {
+				return 0, err
 			}
 		case state == 1 && f.Type == typeSnapEnd:
-			n := d.uvarint()
-			if d.err != nil || n != uint64(count) {
+			n := r.Uvarint()
+			if r.Err() != nil || n != uint64(count) {
 				return 0, fmt.Errorf("end frame counts %d entries, found %d", n, count)
 			}
 			state = 2
@@ -354,15 +354,15 @@ func snapshotEntries(buf []byte, fn func(key, value []byte, v mapstore.Version) 
 	for off := 0; off+record.HeaderSize <= len(buf); {
 		n := int(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
 		typ, end := buf[off+3], off+record.HeaderSize+n
-		d := decoder{b: buf[off+record.HeaderSize : end : end]}
+		r := record.NewReader(buf[off+record.HeaderSize : end : end])
 		off = end
 		if typ != typeSnapChunk {
 			continue
 		}
-		for len(d.b) > 0 {
-			key := d.bytes()
-			v := mapstore.Version{Epoch: d.uvarint(), Seq: d.uvarint()}
-			if err := fn(key, d.bytes(), v); err != nil {
+		for r.Len() > 0 {
+			key := r.Bytes()
+			v := mapstore.Version{Epoch: r.Uvarint(), Seq: r.Uvarint()}
+			if err := fn(key, r.Bytes(), v); err != nil {
 				return err
 			}
 		}

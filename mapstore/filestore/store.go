@@ -234,10 +234,10 @@ type metaInfo struct {
 const metaName = "META"
 
 func encodeMeta(m metaInfo) []byte {
-	p := appendUvarint(nil, m.Format)
-	p = appendUvarint(p, m.Partitions)
-	p = appendUvarint(p, m.Gen)
-	p = appendBytes(p, []byte(m.HashID))
+	p := record.AppendUvarint(nil, m.Format)
+	p = record.AppendUvarint(p, m.Partitions)
+	p = record.AppendUvarint(p, m.Gen)
+	p = record.AppendBytes(p, []byte(m.HashID))
 	return record.Append(nil, typeMeta, p)
 }
 
@@ -249,10 +249,10 @@ func decodeMeta(b []byte) (metaInfo, error) {
 	if f.Type != typeMeta || n != len(b) {
 		return metaInfo{}, errPayload
 	}
-	d := decoder{b: f.Payload}
-	m := metaInfo{Format: d.uvarint(), Partitions: d.uvarint(), Gen: d.uvarint()}
-	m.HashID = string(d.bytes())
-	return m, d.err
+	r := record.NewReader(f.Payload)
+	m := metaInfo{Format: r.Uvarint(), Partitions: r.Uvarint(), Gen: r.Uvarint()}
+	m.HashID = string(r.Bytes())
+	return m, payloadErr(&r)
 }
 
 // ReadMeta reads a map directory's META: format, partition count, generation.
@@ -348,9 +348,9 @@ func (s *Store) readHeader(ctx context.Context, name string) (fileHeader, error)
 	if f.Type != typeLogHeader && f.Type != typeSnapHeader {
 		return fileHeader{}, errPayload
 	}
-	d := decoder{b: f.Payload}
-	h := decodeHeader(&d)
-	return h, d.err
+	pr := record.NewReader(f.Payload)
+	h := decodeHeader(&pr)
+	return h, payloadErr(&pr)
 }
 
 func (s *Store) damage(d Damage) {

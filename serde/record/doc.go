@@ -20,4 +20,20 @@
 // whole valid frame starts, so one bad record never hides the ones after it.
 // Damage that runs to the end of the buffer is a torn tail: the writer died
 // while writing, and the caller may cut it.
+//
+// A payload's layout belongs to its caller, built from these fields
+// (frozen too), written by the Append functions and read by a Reader:
+//
+//	uvarint  1..10 bytes, 7 value bits each, low group first, the high
+//	         bit set on every byte but the last (encoding/binary's)
+//	varint   a signed value zig-zag mapped to a uvarint: 0, -1, 1, -2 ... as 0, 1, 2, 3 ...
+//	uint32   4 bytes, little endian
+//	bytes    a uvarint length n, then n bytes
+//
+//	300 as uvarint     AC 02
+//	-3 as varint       05
+//	"ab" as bytes      02 61 62
+//
+// A Reader fails, and stays failed, at the first field that is malformed
+// or runs past the payload; it never reads outside the payload.
 package record

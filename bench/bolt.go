@@ -1,4 +1,4 @@
-package boltstore
+package bench
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/stowage/stowage/mapstore/boltstore"
 )
 
-// BenchPuts measures plain bbolt as the reference `stowage bench` compares
+// BoltPuts measures plain bbolt, the reference `stowage bench` compares
 // the map stores against: writers goroutines each put n values of
 // valueSize bytes (n per writer, writers*n in all) under distinct keys
 // into a new file at path, through DB.Batch with bbolt's default batch
@@ -21,25 +23,25 @@ import (
 // commit is fdatasync'd. It returns puts per second. path must not exist;
 // the file is removed afterwards. A cancelled ctx stops the writers and
 // is returned.
-func BenchPuts(ctx context.Context, path string, writers, n, valueSize int, batch bool) (float64, error) {
+func BoltPuts(ctx context.Context, path string, writers, n, valueSize int, batch bool) (float64, error) {
 	if writers <= 0 || n <= 0 || valueSize < 0 {
-		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench: writers %d, puts %d, value size %d: want positive counts", writers, n, valueSize)
+		return 0, fmt.Errorf("stowage/bench: bbolt: writers %d, puts %d, value size %d: want positive counts", writers, n, valueSize)
 	}
 	switch _, err := os.Lstat(path); {
 	case err == nil:
-		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s exists; remove it or pick a fresh path (it is never overwritten)", path)
+		return 0, fmt.Errorf("stowage/bench: bbolt file %s exists; remove it or pick a fresh path (it is never overwritten)", path)
 	case !errors.Is(err, fs.ErrNotExist):
-		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
+		return 0, fmt.Errorf("stowage/bench: bbolt file %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: DefaultTimeout})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: boltstore.DefaultTimeout})
 	if err != nil {
-		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
+		return 0, fmt.Errorf("stowage/bench: bbolt file %s: %w", path, err)
 	}
 	defer os.Remove(path)
 	defer db.Close()
 	bucket := []byte("bench")
 	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
-		return 0, fmt.Errorf("stowage/mapstore/boltstore: bench file %s: %w", path, err)
+		return 0, fmt.Errorf("stowage/bench: bbolt file %s: %w", path, err)
 	}
 	value := make([]byte, valueSize)
 	for i := range value {
@@ -67,7 +69,7 @@ func BenchPuts(ctx context.Context, path string, writers, n, valueSize int, batc
 					err = db.Update(put)
 				}
 				if err != nil {
-					errs <- fmt.Errorf("stowage/mapstore/boltstore: bench file %s: put %s: %w", path, key, err)
+					errs <- fmt.Errorf("stowage/bench: bbolt file %s: put %s: %w", path, key, err)
 					return
 				}
 			}
