@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"errors"
+	"github.com/stowage/stowage/internal/parallel"
 	"github.com/stowage/stowage/partition"
 	"sort"
 	"sync"
@@ -301,7 +302,7 @@ func (d *Replicator) finish(items []*item, gen map[int]uint64) error {
 	// Install the data; the epoch is above everything seen.
 	var errs []error
 	var emu sync.Mutex
-	d.parallel(len(items), func(i int) {
+	parallel.Do(d.workers, len(items), func(i int) {
 		it := items[i]
 		if err := d.takeOverOne(ctx, it); err != nil {
 			emu.Lock()
@@ -330,7 +331,7 @@ func (d *Replicator) finish(items []*item, gen map[int]uint64) error {
 			return err
 		}
 	}
-	d.parallel(len(ok), func(i int) {
+	parallel.Do(d.workers, len(ok), func(i int) {
 		it := ok[i]
 		backups := d.fillAll(ctx, it.p, it.epoch)
 		activated := d.replicas[it.p].Activate(gen[it.p], it.epoch, backups, d.inSet(it.p), d.dropper(it.p), d.releaser(it.p))

@@ -156,26 +156,6 @@ func (d *Replicator) inSet(p int) func() bool {
 	return func() bool { return d.p.InReplicaSet(p, d.self) }
 }
 
-// parallel runs fn(0..count-1) on the replicator's workers.
-func (d *Replicator) parallel(count int, fn func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(d.workers, count); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < count; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 // errMoved says partition p is served elsewhere (or nowhere yet).
 func errMoved(p int) error { return partition.MovedError{Partition: p} }
 

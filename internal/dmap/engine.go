@@ -3,6 +3,7 @@ package dmap
 import (
 	"context"
 	"fmt"
+	"github.com/stowage/stowage/internal/parallel"
 	"log/slog"
 	"runtime"
 	"strconv"
@@ -312,7 +313,7 @@ func (n *Engine) readyMap(c *heldMap) {
 		}
 	}
 	ctx := n.proto.Context()
-	n.parallel(len(ps), func(i int) {
+	parallel.Do(n.cfg.LoadWorkers, len(ps), func(i int) {
 		pt := c.parts[ps[i]]
 		err := n.repl.Replica(pt.id).EnterRead(ctx)
 		if err == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 )
 
@@ -19,26 +18,6 @@ func (n *Engine) allCores() []*heldMap {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
-}
-
-// parallel runs fn(0..n-1) on LoadWorkers goroutines.
-func (n *Engine) parallel(count int, fn func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(n.cfg.LoadWorkers, count); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < count; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // Drain waits until a table without this member is installed and no

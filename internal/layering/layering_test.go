@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"config":            70,
 	"fsbackend":         80,
 	"serde":             80,
+	"internal/parallel": 90,
 }
 
 // groupOf returns the group of a package path below the module: the
