@@ -181,7 +181,7 @@ func quoteStart(name string) string {
 // Map returns the named map, holding it (and opening its store) on first
 // use.
 func (n *Engine) Map(ctx context.Context, name string) (*Map, error) {
-	c, err := n.core(ctx, name)
+	c, err := n.hold(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.c == nil {
-		c, err := m.n.core(ctx, m.name)
+		c, err := m.n.hold(ctx, m.name)
 		if err != nil {
 			return nil, err
 		}
@@ -247,12 +247,12 @@ func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 	return m.c, nil
 }
 
-// core returns the named map, creating it (and its store) on first use.
-func (n *Engine) core(ctx context.Context, name string) (*heldMap, error) {
+// hold returns the named map, creating it (and its store) on first use.
+func (n *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
-	c, made, err := n.makeCore(ctx, name)
+	c, made, err := n.makeHeldMap(ctx, name)
 	if err != nil || !made || !n.proto.Started() {
 		return c, err
 	}
@@ -276,9 +276,9 @@ func (n *Engine) core(ctx context.Context, name string) (*heldMap, error) {
 	return c, nil
 }
 
-// makeCore returns the named map, creating it (and opening its store)
+// makeHeldMap returns the named map, creating it (and opening its store)
 // when it is new here.
-func (n *Engine) makeCore(ctx context.Context, name string) (*heldMap, bool, error) {
+func (n *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -294,7 +294,7 @@ func (n *Engine) makeCore(ctx context.Context, name string) (*heldMap, bool, err
 			return nil, false, err
 		}
 	}
-	c := newCore(n, name, n.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
+	c := newHeldMap(n, name, n.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
 	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
 	if n.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})

@@ -76,7 +76,7 @@ func (n *Engine) onOp(ctx context.Context, req *opReq) opAns {
 		}
 		return opAns{Old: e.val, Had: ok, Ver: backup.VerOf(e.ver)}
 	}
-	c, err := n.core(ctx, req.Map)
+	c, err := n.hold(ctx, req.Map)
 	if err != nil {
 		return opAns{Code: codeFailed, Msg: err.Error()}
 	}

@@ -17,7 +17,7 @@ func (n *Engine) localLoaded() (bool, string) {
 	if t == nil {
 		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", n.proto.StartMin())
 	}
-	cores := n.allCores()
+	held := n.heldMaps()
 	for p, rs := range t.Owners {
 		if len(rs) == 0 || rs[0] != n.proto.Self() {
 			continue
@@ -25,7 +25,7 @@ func (n *Engine) localLoaded() (bool, string) {
 		if st := n.repl.Replica(p).State(); st != partition.Active {
 			return false, fmt.Sprintf("partition %d is %s", p, st)
 		}
-		for _, c := range cores {
+		for _, c := range held {
 			if c.store == nil || c.lazy {
 				continue
 			}
@@ -156,7 +156,7 @@ func (n *Engine) MapInfo(name string) (MapInfo, bool) {
 // Maps describes the maps this member holds.
 func (n *Engine) Maps() []MapInfo {
 	var out []MapInfo
-	for _, c := range n.allCores() {
+	for _, c := range n.heldMaps() {
 		out = append(out, n.mapInfo(c))
 	}
 	return out

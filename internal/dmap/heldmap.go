@@ -98,7 +98,7 @@ type fragment struct {
 	above   map[uint64][]byte
 }
 
-func newCore(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *heldMap {
+func newHeldMap(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *heldMap {
 	c := &heldMap{name: name, n: n, parts: make([]*fragment, count), store: store, lazy: lazy, sync: syncB, async: asyncB, m: n.m}
 	for i := range c.parts {
 		c.parts[i] = &fragment{id: i, entries: map[string]entry{}, inflight: map[uint64]struct{}{}, busy: map[string]chan struct{}{}}

@@ -20,7 +20,7 @@ type holder struct{ n *Engine }
 // filled (backup) here; pos > 0 keeps the maps with at least pos backups.
 func (h holder) Export(p int, owner bool, pos int) backup.PartData {
 	pd := backup.PartData{P: p}
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		if pos > 0 && pos > c.sync+c.async {
 			continue
 		}
@@ -41,7 +41,7 @@ func (h holder) Export(p int, owner bool, pos int) backup.PartData {
 // MaxSyncBackups is the most synchronous backups any map keeps.
 func (h holder) MaxSyncBackups() int {
 	n := 0
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		n = max(n, c.sync)
 	}
 	return n
@@ -50,7 +50,7 @@ func (h holder) MaxSyncBackups() int {
 // SeqSum is the sum of partition p's last seqs over the maps.
 func (h holder) SeqSum(p int) uint64 {
 	var s uint64
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		pt := c.parts[p]
 		pt.mu.Lock()
 		s += pt.ver.Seq
@@ -61,14 +61,14 @@ func (h holder) SeqSum(p int) uint64 {
 
 // Drop forgets what this member holds of partition p.
 func (h holder) Drop(p int) {
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		c.clearPart(c.parts[p])
 	}
 }
 
 // ReleaseStores tells the map stores this member no longer owns p.
 func (h holder) ReleaseStores(p int) {
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		if o, ok := c.store.(mapstore.PartitionOwner); ok {
 			o.Release(p)
 		}
@@ -81,16 +81,16 @@ func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial b
 	p := data.P
 	named := map[string]*heldMap{}
 	for _, mp := range data.Maps {
-		c, err := h.n.core(ctx, mp.Map)
+		c, err := h.n.hold(ctx, mp.Map)
 		if err != nil {
 			return nil, err
 		}
 		named[mp.Map] = c
 	}
-	cores := h.n.allCores()
+	held := h.n.heldMaps()
 	return func() {
 		if !partial {
-			for _, c := range cores {
+			for _, c := range held {
 				if named[c.name] == nil {
 					c.clearPart(c.parts[p])
 				}
@@ -110,7 +110,7 @@ func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial b
 // PrepareApply holds rec's map and returns the step that applies rec to
 // the backup's copy (under the replica's lock).
 func (h holder) PrepareApply(ctx context.Context, rec *backup.Record, revert bool) (func() error, error) {
-	c, err := h.n.core(ctx, rec.Map)
+	c, err := h.n.hold(ctx, rec.Map)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (h holder) PrepareApply(ctx context.Context, rec *backup.Record, revert boo
 // TakeOver installs partition p of every map for a new owner from src
 // and starts the new epoch.
 func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick func(seen uint64) uint64) (uint64, error) {
-	cores := h.n.allCores()
+	held := h.n.heldMaps()
 	var have map[string]*backup.MapPart
 	if src.Data != nil {
 		have = make(map[string]*backup.MapPart, len(src.Data.Maps))
@@ -128,18 +128,18 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 			have[src.Data.Maps[i].Map] = &src.Data.Maps[i]
 		}
 		for name := range have {
-			if !slices.ContainsFunc(cores, func(c *heldMap) bool { return c.name == name }) {
-				c, err := h.n.core(ctx, name)
+			if !slices.ContainsFunc(held, func(c *heldMap) bool { return c.name == name }) {
+				c, err := h.n.hold(ctx, name)
 				if err != nil {
 					return 0, err
 				}
-				cores = append(cores, c)
+				held = append(held, c)
 			}
 		}
 	}
 	var seen uint64
 	fromStore := map[*heldMap]bool{}
-	for _, c := range cores {
+	for _, c := range held {
 		pt := c.parts[p]
 		switch {
 		case src.Promoted && c.store != nil && c.sync == 0:
@@ -207,7 +207,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 	// without a gap. Owner data (the store's, or held here) has none; a
 	// backup's data says where its gap-free part ends.
 	gapFree := src.Store || src.OwnHeld
-	for _, c := range cores {
+	for _, c := range held {
 		pt := c.parts[p]
 		pt.mu.Lock()
 		if gapFree || fromStore[c] {
@@ -224,7 +224,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 // RecordEpochStarts makes the epoch starts durable, one batch per map
 // store, for the partitions whose data a map holds.
 func (h holder) RecordEpochStarts(ctx context.Context, starts map[int]uint64) error {
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		es, isES := c.store.(mapstore.EpochStarter)
 		if !isES {
 			continue
@@ -252,7 +252,7 @@ func (h holder) RecordEpochStarts(ctx context.Context, starts map[int]uint64) er
 // every key a backup applied beyond its last gap-free seq: recovery drops
 // the old epoch's records above that seq (invariant 2).
 func (h holder) RewriteAbove(ctx context.Context, p int) error {
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		pt := c.parts[p]
 		pt.mu.Lock()
 		above := pt.above
@@ -296,7 +296,7 @@ func (h holder) RewriteAbove(ctx context.Context, p int) error {
 // while the take-over ran, or kept with fewer backups than the copy's
 // holder had), partition p now.
 func (h holder) Activated(ctx context.Context, p int) {
-	for _, c := range h.n.allCores() {
+	for _, c := range h.n.heldMaps() {
 		if c.store != nil && !c.lazy {
 			if err := c.readyPart(ctx, c.parts[p]); err != nil && !isMoved(err) {
 				h.n.log.Warn("stowage: loading a partition failed; it loads on first use", "map", c.name, "partition", p, "err", err)

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// allCores returns every map this member holds.
-func (n *Engine) allCores() []*heldMap {
+// heldMaps returns every map this member holds.
+func (n *Engine) heldMaps() []*heldMap {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := make([]*heldMap, 0, len(n.maps))
