@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -129,12 +130,23 @@ func readBody(r io.Reader, limit int) ([]byte, error) {
 	if int64(n) > int64(limit) {
 		return nil, &errFrameTooLarge{"message", int64(n), int64(limit)}
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, noEOF(err)
+	// The buffer grows with what arrives (at most doubling), so a length
+	// that no body follows costs no more memory than the bytes sent.
+	b := make([]byte, 0, min(int(n), readChunk))
+	for len(b) < int(n) {
+		k := min(int(n)-len(b), max(len(b), readChunk))
+		b = slices.Grow(b, k)
+		m, err := io.ReadFull(r, b[len(b):len(b)+k])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, noEOF(err)
+		}
 	}
 	return b, nil
 }
+
+// readChunk is the first read of a body, and the least it grows by.
+const readChunk = 64 << 10
 
 // noEOF turns an end of stream inside a frame into io.ErrUnexpectedEOF.
 func noEOF(err error) error {
