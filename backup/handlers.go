@@ -46,8 +46,7 @@ func (d *Replicator) register() {
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
-		d.onRelease(&req)
-		return cluster.Encode(codeAns{}), nil
+		return cluster.Encode(d.onRelease(from, &req)), nil
 	})
 }
 
@@ -139,11 +138,16 @@ func (d *Replicator) onTake(ctx context.Context, from string, req *takeReq) take
 	return ans
 }
 
-// onRelease drops a copy the new owner no longer needs: one that is not a
-// replica per the table, or older than the owner's new epoch.
-func (d *Replicator) onRelease(req *releaseReq) {
+// onRelease drops a copy the partition's owner no longer needs: one that
+// is not a replica per the table, or older than the owner's new epoch.
+// Only the owner the table names may ask.
+func (d *Replicator) onRelease(from string, req *releaseReq) codeAns {
 	if req.P < 0 || req.P >= d.count {
-		return
+		return codeAns{Code: codeFailed, Msg: "partition out of range"}
+	}
+	if t, _ := d.p.Table(); t == nil || t.Owner(req.P) != d.p.IDOf(from) {
+		return codeAns{Code: codeStale, Msg: fmt.Sprintf("partition %d: the sender is not its owner here", req.P)}
 	}
 	d.replicas[req.P].Release(req.Epoch, d.inSet(req.P), d.dropper(req.P))
+	return codeAns{}
 }

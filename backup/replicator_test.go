@@ -322,3 +322,33 @@ func TestRecordFromNonOwnerRefused(t *testing.T) {
 		t.Fatalf("answer %+v (%v), want a refusal naming the owner", ans, err)
 	}
 }
+
+func TestReleaseFromNonOwnerRefused(t *testing.T) {
+	c := newTestCluster(t)
+	c.add()
+	c.add()
+	c.add()
+	tab := c.waitSafe()
+	written := c.writeAll(tab, "v1-")
+	p := 0
+	b := c.byID(tab.Owners[p][1])
+	var x *member
+	for _, m := range c.members {
+		if !slices.Contains(tab.Owners[p], m.id) {
+			x = m
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	body := cluster.Encode(struct {
+		P     int    `msgpack:"p"`
+		Epoch uint64 `msgpack:"e"`
+	}{P: p, Epoch: 1 << 50})
+	if _, err := x.proto.Call(ctx, b.id, "release", body); err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	checkHas(t, b, p, written[p], "v1-")
+	if k, _ := b.repl.Replica(p).Status(tab.JoinedAt(p, b.id), false); k != partition.HoldBackup {
+		t.Fatalf("backup after a release from a member that does not own the partition: %v, want a filled backup", k)
+	}
+}
