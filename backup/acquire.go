@@ -81,7 +81,7 @@ func (a candidate) better(b candidate, self string) bool {
 // acquire gets the partitions this member now owns and starts serving
 // them; gens are the replicas' generations when the work was given, and a
 // replica whose generation moved on is no longer this run's to finish.
-func (d *Replicator) acquire(ps []int, gens []uint64) {
+func (r *Replicator) acquire(ps []int, gens []uint64) {
 	gen := make(map[int]uint64, len(ps))
 	for i, p := range ps {
 		gen[p] = gens[i]
@@ -89,13 +89,13 @@ func (d *Replicator) acquire(ps []int, gens []uint64) {
 	pending := ps
 	delay := 10 * time.Millisecond
 	for {
-		pending = d.stillAcquiring(pending, gen)
-		if len(pending) == 0 || d.ctx.Err() != nil {
+		pending = r.stillAcquiring(pending, gen)
+		if len(pending) == 0 || r.ctx.Err() != nil {
 			return
 		}
-		plan := d.plan(pending)
-		d.log.Debug("stowage: acquiring", "pending", len(pending), "decided", len(plan), "first", pending[0])
-		done := d.execute(plan, gen)
+		plan := r.plan(pending)
+		r.log.Debug("stowage: acquiring", "pending", len(pending), "decided", len(plan), "first", pending[0])
+		done := r.execute(plan, gen)
 		var rest []int
 		for _, p := range pending {
 			if !done[p] {
@@ -107,7 +107,7 @@ func (d *Replicator) acquire(ps []int, gens []uint64) {
 			return
 		}
 		select {
-		case <-d.ctx.Done():
+		case <-r.ctx.Done():
 			return
 		case <-time.After(delay):
 		}
@@ -115,10 +115,10 @@ func (d *Replicator) acquire(ps []int, gens []uint64) {
 	}
 }
 
-func (d *Replicator) stillAcquiring(ps []int, gen map[int]uint64) []int {
+func (r *Replicator) stillAcquiring(ps []int, gen map[int]uint64) []int {
 	out := ps[:0:0]
 	for _, p := range ps {
-		if d.replicas[p].Acquiring(gen[p], d.inSet(p), d.dropper(p), d.releaser(p)) {
+		if r.replicas[p].Acquiring(gen[p], r.inSet(p), r.dropper(p), r.releaser(p)) {
 			out = append(out, p)
 		}
 	}
@@ -127,22 +127,22 @@ func (d *Replicator) stillAcquiring(ps []int, gen map[int]uint64) []int {
 
 // plan asks every live member what it holds of ps and picks a source for
 // each partition that can be decided now.
-func (d *Replicator) plan(ps []int) map[int]source {
-	statuses := map[string][]partStatus{d.self: d.localStatus(ps, true)}
-	ms := d.p.Members()
+func (r *Replicator) plan(ps []int) map[int]source {
+	statuses := map[string][]partStatus{r.self: r.localStatus(ps, true)}
+	ms := r.p.Members()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	unanswered := 0
 	for _, m := range ms {
-		if m.ID == d.self {
+		if m.ID == r.self {
 			continue
 		}
 		wg.Add(1)
 		go func(m cluster.Member) {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 			defer cancel()
-			b, err := d.p.CallMember(ctx, m.ID, mStatus, statusReq{Parts: ps})
+			b, err := r.p.CallMember(ctx, m.ID, mStatus, statusReq{Parts: ps})
 			var ans statusAns
 			if err == nil {
 				err = cluster.Decode(b, &ans)
@@ -150,14 +150,14 @@ func (d *Replicator) plan(ps []int) map[int]source {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil || ans.Code != codeOK || len(ans.St) != len(ps) {
-				if d.p.IsLive(m.ID) {
-					d.log.Debug("stowage: status not answered", "member", m.ID, "err", err)
+				if r.p.IsLive(m.ID) {
+					r.log.Debug("stowage: status not answered", "member", m.ID, "err", err)
 					unanswered++
 				}
 				return
 			}
-			if ans.TV > d.p.TableVersion() {
-				d.p.AskFetch(m.RPC)
+			if ans.TV > r.p.TableVersion() {
+				r.p.AskFetch(m.RPC)
 			}
 			statuses[m.ID] = ans.St
 		}(m)
@@ -180,15 +180,15 @@ func (d *Replicator) plan(ps []int) map[int]source {
 			}
 			switch st.Kind {
 			case partition.HoldAcquire:
-				if id != d.self {
+				if id != r.self {
 					wait = true
 					if i == 0 {
-						d.log.Debug("stowage: waiting for a member acquiring the partition", "partition", p, "member", id)
+						r.log.Debug("stowage: waiting for a member acquiring the partition", "partition", p, "member", id)
 					}
 				}
 			case partition.HoldActive, partition.HoldHeld, partition.HoldBackup:
 				c := candidate{id: id, kind: st.Kind, epoch: st.Epoch, seqs: st.Seqs}
-				if !found || c.better(best, d.self) {
+				if !found || c.better(best, r.self) {
 					best, found = c, true
 				}
 			}
@@ -199,8 +199,8 @@ func (d *Replicator) plan(ps []int) map[int]source {
 			plan[p] = source{member: best.id, epoch: maxEpoch, holders: holders, kind: best.kind}
 		default:
 			plan[p] = source{store: true, epoch: maxEpoch, holders: holders}
-			if st := statuses[d.self][i]; st.Kind != partition.HoldNone {
-				d.log.Debug("stowage: no source", "partition", p, "self kind", st.Kind, "epoch", st.Epoch)
+			if st := statuses[r.self][i]; st.Kind != partition.HoldNone {
+				r.log.Debug("stowage: no source", "partition", p, "self kind", st.Kind, "epoch", st.Epoch)
 			}
 		}
 	}
@@ -210,16 +210,16 @@ func (d *Replicator) plan(ps []int) map[int]source {
 // localStatus says what this member holds of ps: to others (own false)
 // a partition being acquired is "acquiring"; to its own acquisition it is
 // what was held before.
-func (d *Replicator) localStatus(ps []int, own bool) []partStatus {
-	t, _ := d.p.Table()
+func (r *Replicator) localStatus(ps []int, own bool) []partStatus {
+	t, _ := r.p.Table()
 	out := make([]partStatus, len(ps))
 	for i, p := range ps {
 		joined := int64(-1)
 		if t != nil {
-			joined = t.JoinedAt(p, d.self)
+			joined = t.JoinedAt(p, r.self)
 		}
-		k, e := d.replicas[p].Status(joined, own)
-		out[i] = partStatus{Kind: k, Epoch: e, Seqs: d.h.SeqSum(p)}
+		k, e := r.replicas[p].Status(joined, own)
+		out[i] = partStatus{Kind: k, Epoch: e, Seqs: r.h.SeqSum(p)}
 	}
 	return out
 }
@@ -234,7 +234,7 @@ type item struct {
 
 // execute carries out a plan and returns the partitions it activated (or
 // that stopped being this member's to acquire).
-func (d *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bool {
+func (r *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bool {
 	done := map[int]bool{}
 	if len(plan) == 0 {
 		return done
@@ -244,7 +244,7 @@ func (d *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 	var mu sync.Mutex
 	for p, src := range plan {
 		switch {
-		case src.store || src.member == d.self:
+		case src.store || src.member == r.self:
 			items = append(items, &item{p: p, src: src})
 		default:
 			byMember[src.member] = append(byMember[src.member], p)
@@ -256,15 +256,15 @@ func (d *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
+			ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			b, err := d.p.CallMember(ctx, id, mTake, takeReq{Parts: ps})
+			b, err := r.p.CallMember(ctx, id, mTake, takeReq{Parts: ps})
 			var ans takeAns
 			if err == nil {
 				err = cluster.Decode(b, &ans)
 			}
 			if err != nil || ans.Code != codeOK {
-				d.log.Debug("stowage: partition hand-over failed; retrying", "from", id, "err", err, "msg", ans.Msg)
+				r.log.Debug("stowage: partition hand-over failed; retrying", "from", id, "err", err, "msg", ans.Msg)
 				return
 			}
 			mu.Lock()
@@ -277,11 +277,11 @@ func (d *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 	}
 	wg.Wait()
 	sort.Slice(items, func(i, j int) bool { return items[i].p < items[j].p })
-	if err := d.finish(items, gen); err != nil && d.ctx.Err() == nil {
-		d.log.Warn("stowage: taking over partitions failed; retrying", "err", err)
+	if err := r.finish(items, gen); err != nil && r.ctx.Err() == nil {
+		r.log.Warn("stowage: taking over partitions failed; retrying", "err", err)
 	}
 	for _, it := range items {
-		if !d.replicas[it.p].StillAcquiring(gen[it.p]) {
+		if !r.replicas[it.p].StillAcquiring(gen[it.p]) {
 			done[it.p] = true
 		}
 	}
@@ -292,19 +292,19 @@ func (d *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 // backups, releases the other holders and activates the partition.
 // Partitions are processed together so that the map stores record their
 // epoch starts in one batch.
-func (d *Replicator) finish(items []*item, gen map[int]uint64) error {
+func (r *Replicator) finish(items []*item, gen map[int]uint64) error {
 	if len(items) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, 10*d.timeout)
+	ctx, cancel := context.WithTimeout(r.ctx, 10*r.timeout)
 	defer cancel()
 
 	// Install the data; the epoch is above everything seen.
 	var errs []error
 	var emu sync.Mutex
-	parallel.Do(d.workers, len(items), func(i int) {
+	parallel.Do(r.workers, len(items), func(i int) {
 		it := items[i]
-		if err := d.takeOverOne(ctx, it); err != nil {
+		if err := r.takeOverOne(ctx, it); err != nil {
 			emu.Lock()
 			errs = append(errs, err)
 			emu.Unlock()
@@ -321,27 +321,27 @@ func (d *Replicator) finish(items []*item, gen map[int]uint64) error {
 	}
 	// Epoch starts, one batch per map store.
 	if len(starts) > 0 {
-		if err := d.h.RecordEpochStarts(ctx, starts); err != nil {
+		if err := r.h.RecordEpochStarts(ctx, starts); err != nil {
 			return err
 		}
 	}
 	// Changes a backup applied beyond a gap: written again in the new epoch.
 	for _, it := range ok {
-		if err := d.h.RewriteAbove(ctx, it.p); err != nil {
+		if err := r.h.RewriteAbove(ctx, it.p); err != nil {
 			return err
 		}
 	}
-	parallel.Do(d.workers, len(ok), func(i int) {
+	parallel.Do(r.workers, len(ok), func(i int) {
 		it := ok[i]
-		backups := d.fillAll(ctx, it.p, it.epoch)
-		activated := d.replicas[it.p].Activate(gen[it.p], it.epoch, backups, d.inSet(it.p), d.dropper(it.p), d.releaser(it.p))
+		backups := r.fillAll(ctx, it.p, it.epoch)
+		activated := r.replicas[it.p].Activate(gen[it.p], it.epoch, backups, r.inSet(it.p), r.dropper(it.p), r.releaser(it.p))
 		if activated {
-			d.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups)
-			d.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
+			r.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups)
+			r.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
 			// Only now are the other copies not needed: had the take-over
 			// been abandoned, they would still be the partition's data.
-			d.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
-			d.h.Activated(ctx, it.p)
+			r.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
+			r.h.Activated(ctx, it.p)
 		}
 	})
 	return errors.Join(errs...)
@@ -365,16 +365,16 @@ func sourceLabel(s source) string {
 // table version the take-over happens under, so that two members taking
 // a partition over under different tables can never start the same
 // epoch, whatever copy they started from.
-func (d *Replicator) takeOverOne(ctx context.Context, it *item) error {
-	base := max(it.src.epoch, d.replicas[it.p].Epoch())
+func (r *Replicator) takeOverOne(ctx context.Context, it *item) error {
+	base := max(it.src.epoch, r.replicas[it.p].Epoch())
 	src := Source{
 		Store:    it.src.store,
 		Data:     it.data,
 		Promoted: !it.src.store && it.src.kind == partition.HoldBackup,
-		OwnHeld:  it.data == nil && !it.src.store && d.selfKind(it.p) == partition.HoldHeld,
+		OwnHeld:  it.data == nil && !it.src.store && r.selfKind(it.p) == partition.HoldHeld,
 	}
-	epoch, err := d.h.TakeOver(ctx, it.p, src, func(seen uint64) uint64 {
-		return max(max(base, seen)+1, uint64(d.p.TableVersion())<<epochShift)
+	epoch, err := r.h.TakeOver(ctx, it.p, src, func(seen uint64) uint64 {
+		return max(max(base, seen)+1, uint64(r.p.TableVersion())<<epochShift)
 	})
 	if err != nil {
 		return err
@@ -383,11 +383,11 @@ func (d *Replicator) takeOverOne(ctx context.Context, it *item) error {
 	return nil
 }
 
-func (d *Replicator) selfKind(p int) partition.Kind {
+func (r *Replicator) selfKind(p int) partition.Kind {
 	joined := int64(-1)
-	if t, _ := d.p.Table(); t != nil {
-		joined = t.JoinedAt(p, d.self)
+	if t, _ := r.p.Table(); t != nil {
+		joined = t.JoinedAt(p, r.self)
 	}
-	k, _ := d.replicas[p].Status(joined, true)
+	k, _ := r.replicas[p].Status(joined, true)
 	return k
 }

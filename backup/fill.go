@@ -14,9 +14,9 @@ import (
 
 // fillAll gives partition p (every ready map) to each live backup the
 // table names, and returns those that took it.
-func (d *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string {
-	t, _ := d.p.Table()
-	if t == nil || t.Owner(p) != d.self {
+func (r *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string {
+	t, _ := r.p.Table()
+	if t == nil || t.Owner(p) != r.self {
 		return nil
 	}
 	want := slices.Clone(t.Owners[p][1:])
@@ -27,11 +27,11 @@ func (d *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string 
 	var wg sync.WaitGroup
 	for i, b := range want {
 		// Each backup gets the maps that keep a backup at its place.
-		body := cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: d.h.Export(p, true, i+1)})
+		body := cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok[i] = d.fillTo(ctx, b, p, body) == nil
+			ok[i] = r.fillTo(ctx, b, p, body) == nil
 		}()
 	}
 	wg.Wait()
@@ -49,22 +49,22 @@ var errNotReplica = errors.New("stowage: member is no longer a replica")
 
 // fillTo sends a fill until the backup took it or is no longer a live
 // replica of p.
-func (d *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) error {
+func (r *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) error {
 	delay := 10 * time.Millisecond
 	for {
-		a := d.p.Addr(b)
+		a := r.p.Addr(b)
 		var resp []byte
 		err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
-		if a != "" && !d.p.Alone() {
+		if a != "" && !r.p.Alone() {
 			var stale bool
-			resp, stale, err = d.callWhile(ctx, a, mFill, body, func(t *partition.Table) bool {
-				return t.Owner(p) == d.self && slices.Contains(t.Owners[p], b)
+			resp, stale, err = r.callWhile(ctx, a, mFill, body, func(t *partition.Table) bool {
+				return t.Owner(p) == r.self && slices.Contains(t.Owners[p], b)
 			})
 			if stale {
 				// A table that makes another member p's owner, or b no
 				// longer its replica: this fill is not needed any more
 				// (b may hang, and its waiters go on without it).
-				if !d.p.Owns(p) {
+				if !r.p.Owns(p) {
 					return errMoved(p)
 				}
 				return errNotReplica
@@ -77,22 +77,22 @@ func (d *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) e
 				case codeOK:
 					return nil
 				case codeNeedFill:
-					d.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
+					r.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
 					// A partial fill onto a copy that is not whole: the
 					// whole partition is sent again, the caller routes again.
-					d.replicas[p].MarkDirty()
-					d.p.Go(func() { d.refill([]int{p}) })
+					r.replicas[p].MarkDirty()
+					r.p.Go(func() { r.refill([]int{p}) })
 					return errMoved(p)
 				}
 				err = fmt.Errorf("stowage: fill of partition %d refused by %s: %s", p, b, ans.Msg)
-				d.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
-				d.p.AskFetch(a)
+				r.log.Debug("stowage: fill refused", "partition", p, "member", b, "msg", ans.Msg)
+				r.p.AskFetch(a)
 			}
 		}
-		if !d.p.InReplicaSet(p, b) || !d.p.IsLive(b) {
+		if !r.p.InReplicaSet(p, b) || !r.p.IsLive(b) {
 			return errNotReplica
 		}
-		if !d.p.Owns(p) {
+		if !r.p.Owns(p) {
 			return errMoved(p)
 		}
 		if ctx.Err() != nil {
@@ -101,8 +101,8 @@ func (d *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) e
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-		case <-d.ctx.Done():
-			return d.closed
+		case <-r.ctx.Done():
+			return r.closed
 		}
 		delay = min(2*delay, 500*time.Millisecond)
 	}
@@ -111,7 +111,7 @@ func (d *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) e
 // callWhile makes one call to addr and waits for its answer while the
 // current table satisfies need; once a table does not, it gives up on the
 // call and returns stale true.
-func (d *Replicator) callWhile(ctx context.Context, addr, method string, body []byte, need func(*partition.Table) bool) ([]byte, bool, error) {
+func (r *Replicator) callWhile(ctx context.Context, addr, method string, body []byte, need func(*partition.Table) bool) ([]byte, bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
@@ -120,11 +120,11 @@ func (d *Replicator) callWhile(ctx context.Context, addr, method string, body []
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		b, err := d.p.Call(cctx, addr, method, body)
+		b, err := r.p.Call(cctx, addr, method, body)
 		ch <- answer{b, err}
 	}()
 	for {
-		t, tabCh := d.p.Table()
+		t, tabCh := r.p.Table()
 		if t != nil && !need(t) {
 			cancel()
 			<-ch // the call ends with its context
@@ -140,15 +140,15 @@ func (d *Replicator) callWhile(ctx context.Context, addr, method string, body []
 
 // releaseOthers tells every member that reported a copy of p, other than
 // the backups just filled, to drop it.
-func (d *Replicator) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
+func (r *Replicator) releaseOthers(ctx context.Context, p int, epoch uint64, backups, holders []string) {
 	body := cluster.Encode(releaseReq{P: p, Epoch: epoch})
 	for _, id := range holders {
-		a := d.p.Addr(id)
-		if id == d.self || slices.Contains(backups, id) || a == "" || d.p.Alone() {
+		a := r.p.Addr(id)
+		if id == r.self || slices.Contains(backups, id) || a == "" || r.p.Alone() {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, _ = d.p.Call(rctx, a, mRelease, body)
+		_, _ = r.p.Call(rctx, a, mRelease, body)
 		cancel()
 	}
 }
@@ -159,9 +159,9 @@ func (d *Replicator) releaseOthers(ctx context.Context, p int, epoch uint64, bac
 // their other maps. epoch and backups are the partition's (Replica.
 // Serving). An async backup that does not take it is refilled whole
 // later.
-func (d *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups []string, mp MapPart, syncN, asyncN int) error {
-	body := cluster.Encode(fillReq{TV: d.p.TableVersion(), Epoch: epoch, Data: PartData{P: p, Maps: []MapPart{mp}}, Partial: true})
-	syncB, asyncB, _ := d.targets(p, syncN, asyncN, backups)
+func (r *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups []string, mp MapPart, syncN, asyncN int) error {
+	body := cluster.Encode(fillReq{TV: r.p.TableVersion(), Epoch: epoch, Data: PartData{P: p, Maps: []MapPart{mp}}, Partial: true})
+	syncB, asyncB, _ := r.targets(p, syncN, asyncN, backups)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -175,14 +175,14 @@ func (d *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups [
 				// An async backup holds up no write for long: it gets a
 				// while to take the fill (none if it just failed to), then
 				// is filled again later.
-				if err := d.fillAsync(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
+				if err := r.fillAsync(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
 					mu.Lock()
 					asyncFailed = append(asyncFailed, b)
 					mu.Unlock()
 				}
 				return
 			}
-			if err := d.fillTo(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
+			if err := r.fillTo(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -193,8 +193,8 @@ func (d *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups [
 	if len(asyncFailed) > 0 {
 		// They get no records until a refill gives them the whole
 		// partition (only them: the others have this map's part).
-		d.replicas[p].DropBackups(asyncFailed)
-		d.p.Go(func() { d.refillPartition(p) })
+		r.replicas[p].DropBackups(asyncFailed)
+		r.p.Go(func() { r.refillPartition(p) })
 	}
 	return errors.Join(errs...)
 }
@@ -210,51 +210,51 @@ const (
 
 // fillAsync fills async backup b within asyncFillWait, at once failing
 // if b did not take a fill in time lately.
-func (d *Replicator) fillAsync(ctx context.Context, b string, p int, body []byte) error {
-	d.mu.Lock()
-	until, slow := d.slowAsync[b]
-	d.mu.Unlock()
+func (r *Replicator) fillAsync(ctx context.Context, b string, p int, body []byte) error {
+	r.mu.Lock()
+	until, slow := r.slowAsync[b]
+	r.mu.Unlock()
 	if slow && time.Now().Before(until) {
 		return fmt.Errorf("stowage: async backup %s did not take a fill lately", b)
 	}
 	fctx, cancel := context.WithTimeout(ctx, asyncFillWait)
 	defer cancel()
-	err := d.fillTo(fctx, b, p, body)
-	d.mu.Lock()
+	err := r.fillTo(fctx, b, p, body)
+	r.mu.Lock()
 	if err != nil && !errors.Is(err, errNotReplica) {
-		d.slowAsync[b] = time.Now().Add(asyncRetryMax)
+		r.slowAsync[b] = time.Now().Add(asyncRetryMax)
 	} else if err == nil {
-		delete(d.slowAsync, b)
+		delete(r.slowAsync, b)
 	}
-	d.mu.Unlock()
+	r.mu.Unlock()
 	return err
 }
 
 // refill gives active partitions to backups the table added (or that
 // lost their copy), with writes held meanwhile, and tells backups the
 // table removed to drop theirs.
-func (d *Replicator) refill(ps []int) {
+func (r *Replicator) refill(ps []int) {
 	for _, p := range ps {
-		if d.ctx.Err() != nil {
+		if r.ctx.Err() != nil {
 			return
 		}
-		d.refillPartition(p)
+		r.refillPartition(p)
 	}
 }
 
-func (d *Replicator) refillPartition(p int) {
+func (r *Replicator) refillPartition(p int) {
 	var t *partition.Table
 	var bodies [][]byte
-	f, ok := d.replicas[p].BeginRefill(d.ctx, func() (bool, []string) {
-		t, _ = d.p.Table()
+	f, ok := r.replicas[p].BeginRefill(r.ctx, func() (bool, []string) {
+		t, _ = r.p.Table()
 		if t == nil {
 			return false, nil
 		}
-		return t.Owner(p) == d.self, slices.Clone(t.Owners[p][1:])
+		return t.Owner(p) == r.self, slices.Clone(t.Owners[p][1:])
 	}, func(epoch uint64) {
 		bodies = make([][]byte, len(t.Owners[p])-1)
 		for i := range bodies {
-			bodies[i] = cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: d.h.Export(p, true, i+1)})
+			bodies[i] = cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)})
 		}
 	})
 	if !ok {
@@ -263,7 +263,7 @@ func (d *Replicator) refillPartition(p int) {
 	want, old, force, epoch := f.Want, f.Old, f.Force, f.Epoch
 
 	filled := make([]bool, len(want))
-	nsync := d.h.MaxSyncBackups()
+	nsync := r.h.MaxSyncBackups()
 	var wg sync.WaitGroup
 	for i, b := range want {
 		if slices.Contains(old, b) && !force {
@@ -277,10 +277,10 @@ func (d *Replicator) refillPartition(p int) {
 			if i+1 > nsync {
 				// An async backup of every map: writes are held for it
 				// only so long.
-				filled[i] = d.fillAsync(d.ctx, b, p, body) == nil
+				filled[i] = r.fillAsync(r.ctx, b, p, body) == nil
 				return
 			}
-			filled[i] = d.fillTo(d.ctx, b, p, body) == nil
+			filled[i] = r.fillTo(r.ctx, b, p, body) == nil
 		}()
 	}
 	wg.Wait()
@@ -296,11 +296,11 @@ func (d *Replicator) refillPartition(p int) {
 	retry := f.End(now, len(now) == len(want), syncMissing, asyncRetryMax)
 	if len(now) < len(want) {
 		// Try the others again (the master loop's repair would, later).
-		d.p.Go(func() {
+		r.p.Go(func() {
 			select {
 			case <-time.After(retry):
-				d.refillPartition(p)
-			case <-d.ctx.Done():
+				r.refillPartition(p)
+			case <-r.ctx.Done():
 			}
 		})
 	}
@@ -310,5 +310,5 @@ func (d *Replicator) refillPartition(p int) {
 			gone = append(gone, b)
 		}
 	}
-	d.releaseOthers(d.ctx, p, epoch, now, gone)
+	r.releaseOthers(r.ctx, p, epoch, now, gone)
 }

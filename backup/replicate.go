@@ -35,31 +35,31 @@ type Sent struct {
 // (Wait), the next asyncN get it without being waited for. It fails
 // with a partition.MovedError, changing nothing, while a sync backup the
 // table names has no copy yet (its fill failed and is retried).
-func (d *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, asyncN int, rec Record) (*Sent, error) {
-	syncB, asyncB, missing := d.targets(rec.P, syncN, asyncN, t.Backups)
+func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, asyncN int, rec Record) (*Sent, error) {
+	syncB, asyncB, missing := r.targets(rec.P, syncN, asyncN, t.Backups)
 	if missing != "" {
-		d.p.Go(func() { d.refillPartition(rec.P) })
+		r.p.Go(func() { r.refillPartition(rec.P) })
 		return nil, errMoved(rec.P)
 	}
 	rec.Epoch = t.Epoch
 	body := cluster.Encode(rec)
-	s := &Sent{d: d, rec: rec, sync: syncB, errs: make([]error, len(syncB))}
+	s := &Sent{d: r, rec: rec, sync: syncB, errs: make([]error, len(syncB))}
 	for i, b := range syncB {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			start := time.Now()
-			s.errs[i] = d.sendBackup(ctx, b, rec.P, body)
-			d.m.backupSeconds.Observe(time.Since(start).Seconds())
+			s.errs[i] = r.sendBackup(ctx, b, rec.P, body)
+			r.m.backupSeconds.Observe(time.Since(start).Seconds())
 		}()
 	}
 	for _, b := range asyncB {
-		d.p.Go(func() {
-			actx, cancel := context.WithTimeout(d.ctx, d.timeout)
+		r.p.Go(func() {
+			actx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			if err := d.sendBackup(actx, b, rec.P, body); err != nil {
-				d.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", rec.P, "err", err)
-				d.p.Go(func() { d.refill([]int{rec.P}) })
+			if err := r.sendBackup(actx, b, rec.P, body); err != nil {
+				r.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", rec.P, "err", err)
+				r.p.Go(func() { r.refill([]int{rec.P}) })
 			}
 		})
 	}
@@ -106,8 +106,8 @@ func (s *Sent) Revert(prevOK bool, prev Entry, comp uint64) {
 // first syncN are synchronous, the next asyncN asynchronous. filled are
 // the backups that hold the partition; missing names a synchronous one
 // that does not yet.
-func (d *Replicator) targets(p, syncN, asyncN int, filled []string) (syncB, asyncB []string, missing string) {
-	t, _ := d.p.Table()
+func (r *Replicator) targets(p, syncN, asyncN int, filled []string) (syncB, asyncB []string, missing string) {
+	t, _ := r.p.Table()
 	if t == nil {
 		return nil, nil, ""
 	}
@@ -146,17 +146,17 @@ func errorsAll(errs []error, target error) bool {
 // it (errStaleOwner), or is no longer a live replica of p, in which case
 // the write no longer needs it. Records are applied by version, so
 // sending one twice is harmless.
-func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byte) error {
+func (r *Replicator) sendBackup(ctx context.Context, b string, p int, body []byte) error {
 	delay := 5 * time.Millisecond
 	for {
-		a := d.p.Addr(b)
+		a := r.p.Addr(b)
 		var resp []byte
 		var err error
-		if a == "" || d.p.Alone() {
+		if a == "" || r.p.Alone() {
 			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
 		} else {
 			var gone bool
-			resp, gone, err = d.backupCall(ctx, a, b, p, body)
+			resp, gone, err = r.backupCall(ctx, a, b, p, body)
 			if gone {
 				return nil
 			}
@@ -170,14 +170,14 @@ func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byt
 			case codeOK:
 				return nil
 			case codeStale, codeMoved:
-				d.log.Debug("stowage: backup refused a record", "partition", p, "member", b, "msg", ans.Msg)
-				d.m.refused.Inc()
-				d.p.AskFetch(a)
+				r.log.Debug("stowage: backup refused a record", "partition", p, "member", b, "msg", ans.Msg)
+				r.m.refused.Inc()
+				r.p.AskFetch(a)
 				return fmt.Errorf("%w: %s", errStaleOwner, ans.Msg)
 			case codeNeedFill:
-				d.log.Debug("stowage: backup needs a fill", "partition", p, "member", b, "msg", ans.Msg)
-				d.replicas[p].MarkDirty()
-				d.p.Go(func() { d.refill([]int{p}) })
+				r.log.Debug("stowage: backup needs a fill", "partition", p, "member", b, "msg", ans.Msg)
+				r.replicas[p].MarkDirty()
+				r.p.Go(func() { r.refill([]int{p}) })
 				return fmt.Errorf("%w: %s", errNeedFill, ans.Msg)
 			default:
 				return fmt.Errorf("stowage: backup %s: %s", b, ans.Msg)
@@ -186,7 +186,7 @@ func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byt
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("stowage: backup %s did not acknowledge: %w", b, err)
 		}
-		if !d.p.InReplicaSet(p, b) {
+		if !r.p.InReplicaSet(p, b) {
 			// The table no longer names it (it failed or moved): the write
 			// does not wait for it, and its copy no longer counts.
 			return nil
@@ -194,8 +194,8 @@ func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byt
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-		case <-d.ctx.Done():
-			return d.closed
+		case <-r.ctx.Done():
+			return r.closed
 		}
 		delay = min(2*delay, 200*time.Millisecond)
 	}
@@ -206,19 +206,19 @@ func (d *Replicator) sendBackup(ctx context.Context, b string, p int, body []byt
 // names id a replica of p (gone true: the write does not wait for it).
 // A member that hangs is dropped from the table by failure detection; the
 // writes waiting for it then complete without it.
-func (d *Replicator) backupCall(ctx context.Context, a, id string, p int, body []byte) (resp []byte, gone bool, err error) {
-	pc, err := d.p.Enqueue(ctx, a, mBackup, body)
+func (r *Replicator) backupCall(ctx context.Context, a, id string, p int, body []byte) (resp []byte, gone bool, err error) {
+	pc, err := r.p.Enqueue(ctx, a, mBackup, body)
 	if err != nil {
 		return nil, false, err
 	}
 	for {
-		t, tabCh := d.p.Table()
+		t, tabCh := r.p.Table()
 		if t != nil && !slices.Contains(t.Owners[p], id) {
 			return nil, true, nil
 		}
 		select {
-		case r := <-pc.Done():
-			return r.Body, false, r.Err
+		case a := <-pc.Done():
+			return a.Body, false, a.Err
 		case <-ctx.Done():
 			// The record may still reach it with its batch.
 			return nil, false, ctx.Err()

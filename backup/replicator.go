@@ -83,16 +83,16 @@ func New(cfg Config) *Replicator {
 }
 
 // Replica is this member's replica of partition p.
-func (d *Replicator) Replica(p int) *partition.Replica { return d.replicas[p] }
+func (r *Replicator) Replica(p int) *partition.Replica { return r.replicas[p] }
 
 // onTable moves each replica towards what table t says of this member,
 // and starts the take-overs and refills that asks for.
-func (d *Replicator) onTable(t *partition.Table) {
-	d.m.tableVersion.Set(float64(t.Version))
+func (r *Replicator) onTable(t *partition.Table) {
+	r.m.tableVersion.Set(float64(t.Version))
 	var acquire, refill []int
 	var gen []uint64
-	for p, r := range d.replicas {
-		mv := r.OnTable(t, d.self, d.dropper(p), d.releaser(p))
+	for p, rep := range r.replicas {
+		mv := rep.OnTable(t, r.self, r.dropper(p), r.releaser(p))
 		if mv.Acquire {
 			acquire = append(acquire, p)
 			gen = append(gen, mv.Gen)
@@ -102,43 +102,43 @@ func (d *Replicator) onTable(t *partition.Table) {
 		}
 	}
 	if len(acquire) > 0 {
-		d.p.Go(func() { d.acquire(acquire, gen) })
+		r.p.Go(func() { r.acquire(acquire, gen) })
 	}
 	if len(refill) > 0 {
-		d.p.Go(func() { d.refill(refill) })
+		r.p.Go(func() { r.refill(refill) })
 	}
 }
 
 // repair refills the active partitions whose backups are not all filled
 // (a fill that failed, or a backup that asked for one).
-func (d *Replicator) repair() {
-	t, _ := d.p.Table()
+func (r *Replicator) repair() {
+	t, _ := r.p.Table()
 	if t == nil {
 		return
 	}
 	var ps []int
-	for p, r := range d.replicas {
-		if r.NeedsRefill(t.Owners[p]) {
+	for p, rep := range r.replicas {
+		if rep.NeedsRefill(t.Owners[p]) {
 			ps = append(ps, p)
 		}
 	}
 	if len(ps) > 0 {
-		d.p.Go(func() { d.refill(ps) })
+		r.p.Go(func() { r.refill(ps) })
 	}
 }
 
 // LocalSafeWhy says why a partition this member owns does not have each
 // backup the table names filled ("" when every one has).
-func (d *Replicator) LocalSafeWhy() string {
-	t, _ := d.p.Table()
+func (r *Replicator) LocalSafeWhy() string {
+	t, _ := r.p.Table()
 	if t == nil {
 		return "no table"
 	}
 	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != d.self {
+		if len(rs) == 0 || rs[0] != r.self {
 			continue
 		}
-		if why := d.replicas[p].SafeWhy(rs); why != "" {
+		if why := r.replicas[p].SafeWhy(rs); why != "" {
 			return why
 		}
 	}
@@ -146,14 +146,14 @@ func (d *Replicator) LocalSafeWhy() string {
 }
 
 // dropper forgets what this member holds of partition p.
-func (d *Replicator) dropper(p int) func() { return func() { d.h.Drop(p) } }
+func (r *Replicator) dropper(p int) func() { return func() { r.h.Drop(p) } }
 
 // releaser tells the map stores this member does not serve p.
-func (d *Replicator) releaser(p int) func() { return func() { d.h.ReleaseStores(p) } }
+func (r *Replicator) releaser(p int) func() { return func() { r.h.ReleaseStores(p) } }
 
 // inSet reports whether this member is a replica of p in the table.
-func (d *Replicator) inSet(p int) func() bool {
-	return func() bool { return d.p.InReplicaSet(p, d.self) }
+func (r *Replicator) inSet(p int) func() bool {
+	return func() bool { return r.p.InReplicaSet(p, r.self) }
 }
 
 // errMoved says partition p is served elsewhere (or nowhere yet).

@@ -86,8 +86,8 @@ type batcher struct {
 }
 
 // batched sends one call to the member at addr as part of a batch.
-func (d *Protocol) Batched(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
-	pc, err := d.Enqueue(ctx, addr, method, body)
+func (pr *Protocol) Batched(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	pc, err := pr.Enqueue(ctx, addr, method, body)
 	if err != nil {
 		return nil, err
 	}
@@ -103,29 +103,29 @@ func (d *Protocol) Batched(ctx context.Context, addr, method string, body []byte
 // enqueue queues one call to the member at addr for the next batch; its
 // result arrives on the returned call's done channel. The batch that
 // carries it lasts no longer than the longest-waiting of its callers.
-func (d *Protocol) Enqueue(ctx context.Context, addr, method string, body []byte) (*PendingCall, error) {
+func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byte) (*PendingCall, error) {
 	key := batchKey{addr, method}
-	d.bmu.Lock()
-	b := d.batchers[key]
+	pr.bmu.Lock()
+	b := pr.batchers[key]
 	if b == nil {
 		b = &batcher{}
-		d.batchers[key] = b
+		pr.batchers[key] = b
 	}
-	d.bmu.Unlock()
-	pc := &PendingCall{ctx: ctx, body: d.frame(body), done: make(chan Answer, 1)}
+	pr.bmu.Unlock()
+	pc := &PendingCall{ctx: ctx, body: pr.frame(body), done: make(chan Answer, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, pc)
 	start := !b.sending
 	b.sending = true
 	b.mu.Unlock()
-	if start && !d.Go(func() { d.sendBatches(addr, method, b) }) {
-		return nil, d.closed
+	if start && !pr.Go(func() { pr.sendBatches(addr, method, b) }) {
+		return nil, pr.closed
 	}
 	return pc, nil
 }
 
 // sendBatches sends what queued for addr until the queue is empty.
-func (d *Protocol) sendBatches(addr, method string, b *batcher) {
+func (pr *Protocol) sendBatches(addr, method string, b *batcher) {
 	var hold *time.Timer
 	for {
 		b.mu.Lock()
@@ -155,9 +155,9 @@ func (d *Protocol) sendBatches(addr, method string, b *batcher) {
 		// that takes longer (its member hangs, or the callee is slow)
 		// goes on alone and holds up nobody.
 		sent := make(chan struct{})
-		if !d.Go(func() { defer close(sent); d.send(addr, method, live) }) {
+		if !pr.Go(func() { defer close(sent); pr.send(addr, method, live) }) {
 			for _, pc := range live {
-				pc.done <- Answer{Err: d.closed}
+				pc.done <- Answer{Err: pr.closed}
 			}
 			continue
 		}
@@ -169,7 +169,7 @@ func (d *Protocol) sendBatches(addr, method string, b *batcher) {
 		select {
 		case <-sent:
 		case <-hold.C:
-		case <-d.ctx.Done():
+		case <-pr.ctx.Done():
 		}
 		hold.Stop()
 	}
@@ -177,9 +177,9 @@ func (d *Protocol) sendBatches(addr, method string, b *batcher) {
 
 // send makes one transport call of the calls in live, alone or as a batch,
 // and answers each.
-func (d *Protocol) send(addr, method string, live []*PendingCall) {
+func (pr *Protocol) send(addr, method string, live []*PendingCall) {
 	if len(live) == 1 {
-		resp, err := d.callFramed(live[0].ctx, addr, method, live[0].body)
+		resp, err := pr.callFramed(live[0].ctx, addr, method, live[0].body)
 		live[0].done <- Answer{resp, err}
 		return
 	}
@@ -187,8 +187,8 @@ func (d *Protocol) send(addr, method string, live []*PendingCall) {
 	for i, pc := range live {
 		req.Items[i] = pc.body
 	}
-	ctx, cancel := batchContext(d.ctx, d.timeout, live)
-	resp, err := d.Call(ctx, addr, mBatch, Encode(req))
+	ctx, cancel := batchContext(pr.ctx, pr.timeout, live)
+	resp, err := pr.Call(ctx, addr, mBatch, Encode(req))
 	cancel()
 	var ans batchAns
 	if err == nil {
@@ -206,8 +206,8 @@ func (d *Protocol) send(addr, method string, live []*PendingCall) {
 			pc.done <- Answer{Err: err}
 		case ans.Tickets != nil && ans.Tickets[i] != 0:
 			ticket := ans.Tickets[i]
-			if !d.Go(func() { d.poll(addr, method, ticket, pc) }) {
-				pc.done <- Answer{Err: d.closed}
+			if !pr.Go(func() { pr.poll(addr, method, ticket, pc) }) {
+				pc.done <- Answer{Err: pr.closed}
 			}
 		case ans.Errors[i] != "":
 			pc.done <- Answer{Err: &RemoteError{Addr: addr, Method: method, Message: ans.Errors[i]}}
@@ -253,8 +253,8 @@ func batchContext(parent context.Context, timeout time.Duration, calls []*Pendin
 }
 
 // poll fetches the answer of a call that outlasted its batch.
-func (d *Protocol) poll(addr, method string, ticket uint64, pc *PendingCall) {
-	resp, err := d.Call(pc.ctx, addr, mBatchPoll, Encode(pollReq{Ticket: ticket}))
+func (pr *Protocol) poll(addr, method string, ticket uint64, pc *PendingCall) {
+	resp, err := pr.Call(pc.ctx, addr, mBatchPoll, Encode(pollReq{Ticket: ticket}))
 	var ans pollAns
 	if err == nil {
 		err = Decode(resp, &ans)
@@ -275,16 +275,16 @@ func (d *Protocol) poll(addr, method string, ticket uint64, pc *PendingCall) {
 // finished, or batchHold after the batch came, or, once one finished, as
 // long again as that took (at least batchHold/10); the calls still running
 // then are answered with a ticket to poll.
-func (d *Protocol) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
+func (pr *Protocol) onBatch(ctx context.Context, from string, req *batchReq) batchAns {
 	start := time.Now()
 	n := len(req.Items)
 	// The calls may outlive this answer: they run under the member's
 	// context with the caller's deadline, not under the handler's.
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = start.Add(d.timeout)
+		deadline = start.Add(pr.timeout)
 	}
-	ictx, cancel := context.WithDeadline(d.ctx, deadline)
+	ictx, cancel := context.WithDeadline(pr.ctx, deadline)
 	var left atomic.Int64
 	left.Store(int64(n))
 	items := make([]*batchItem, n)
@@ -303,11 +303,11 @@ func (d *Protocol) onBatch(ctx context.Context, from string, req *batchReq) batc
 	for i, body := range req.Items {
 		it := &batchItem{done: make(chan struct{})}
 		items[i] = it
-		if !d.Go(func() {
-			b, err := d.dispatch(ictx, from, req.Method, body)
+		if !pr.Go(func() {
+			b, err := pr.dispatch(ictx, from, req.Method, body)
 			finish(it, b, err)
 		}) {
-			finish(it, nil, d.closed)
+			finish(it, nil, pr.closed)
 		}
 	}
 	hold := time.NewTimer(batchHold)
@@ -340,7 +340,7 @@ wait:
 			if ans.Tickets == nil {
 				ans.Tickets = make([]uint64, n)
 			}
-			ans.Tickets[i] = d.strag.add(it, d.timeout)
+			ans.Tickets[i] = pr.strag.add(it, pr.timeout)
 		}
 	}
 	return ans
@@ -370,10 +370,10 @@ func (s *stragglers) add(it *batchItem, keep time.Duration) uint64 {
 
 // onPoll answers a poll once its call finished, or says the ticket is
 // unknown.
-func (d *Protocol) onPoll(ctx context.Context, req *pollReq) pollAns {
-	d.strag.mu.Lock()
-	it := d.strag.items[req.Ticket]
-	d.strag.mu.Unlock()
+func (pr *Protocol) onPoll(ctx context.Context, req *pollReq) pollAns {
+	pr.strag.mu.Lock()
+	it := pr.strag.items[req.Ticket]
+	pr.strag.mu.Unlock()
 	if it == nil {
 		return pollAns{Lost: true}
 	}
@@ -382,9 +382,9 @@ func (d *Protocol) onPoll(ctx context.Context, req *pollReq) pollAns {
 	case <-ctx.Done():
 		return pollAns{Error: ctx.Err().Error()}
 	}
-	d.strag.mu.Lock()
-	delete(d.strag.items, req.Ticket)
-	d.strag.mu.Unlock()
+	pr.strag.mu.Lock()
+	delete(pr.strag.items, req.Ticket)
+	pr.strag.mu.Unlock()
 	if it.err != nil {
 		return pollAns{Error: it.err.Error()}
 	}

@@ -29,18 +29,18 @@ type method struct {
 
 // Register makes the protocol serve a method. Register every method
 // before Start; names are unique.
-func (d *Protocol) Register(name string, checks Checks, h MethodHandler) {
-	if _, dup := d.methods[name]; dup {
+func (pr *Protocol) Register(name string, checks Checks, h MethodHandler) {
+	if _, dup := pr.methods[name]; dup {
 		panic("stowage/cluster: method " + name + " registered twice")
 	}
-	d.methods[name] = method{handle: h, checks: checks}
+	pr.methods[name] = method{handle: h, checks: checks}
 }
 
 // dispatch is the one entry of every call from another member: it reads
 // the header, checks the caller as the method asks, and hands the
 // request to the method's handler.
-func (d *Protocol) dispatch(ctx context.Context, from, name string, body []byte) ([]byte, error) {
-	m, ok := d.methods[name]
+func (pr *Protocol) dispatch(ctx context.Context, from, name string, body []byte) ([]byte, error) {
+	m, ok := pr.methods[name]
 	if !ok {
 		return nil, fmt.Errorf("stowage: unknown method %q", name)
 	}
@@ -49,7 +49,7 @@ func (d *Protocol) dispatch(ctx context.Context, from, name string, body []byte)
 		return nil, err
 	}
 	if m.checks&CheckTable != 0 {
-		d.NoteTable(ctx, from, h.tableVersion)
+		pr.NoteTable(ctx, from, h.tableVersion)
 	}
 	return m.handle(ctx, from, req)
 }
@@ -81,8 +81,8 @@ func tableOf(t *partition.Table) tableMsg {
 }
 
 // registerOwn registers the protocol's own methods.
-func (d *Protocol) registerOwn() {
-	d.Register(mBatch, 0, func(ctx context.Context, from string, body []byte) ([]byte, error) {
+func (pr *Protocol) registerOwn() {
+	pr.Register(mBatch, 0, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var req batchReq
 		if err := Decode(body, &req); err != nil {
 			return nil, err
@@ -90,45 +90,45 @@ func (d *Protocol) registerOwn() {
 		if req.Method == mBatch {
 			return nil, fmt.Errorf("stowage: a batch inside a batch")
 		}
-		return Encode(d.onBatch(ctx, from, &req)), nil
+		return Encode(pr.onBatch(ctx, from, &req)), nil
 	})
-	d.Register(mBatchPoll, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	pr.Register(mBatchPoll, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req pollReq
 		if err := Decode(body, &req); err != nil {
 			return nil, err
 		}
-		return Encode(d.onPoll(ctx, &req)), nil
+		return Encode(pr.onPoll(ctx, &req)), nil
 	})
-	d.Register(mTable, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	pr.Register(mTable, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var tm tableMsg
 		if err := Decode(body, &tm); err != nil {
 			return nil, err
 		}
-		d.install(tm.table())
-		if t, _ := d.Table(); t != nil && t.Version > tm.Version {
+		pr.install(tm.table())
+		if t, _ := pr.Table(); t != nil && t.Version > tm.Version {
 			return Encode(tableMsg{Version: t.Version}), nil
 		}
 		return Encode(tableMsg{}), nil
 	})
-	d.Register(mGetTab, 0, func(context.Context, string, []byte) ([]byte, error) {
-		t, _ := d.Table()
+	pr.Register(mGetTab, 0, func(context.Context, string, []byte) ([]byte, error) {
+		t, _ := pr.Table()
 		if t == nil {
 			return Encode(tableMsg{}), nil
 		}
 		return Encode(tableOf(t)), nil
 	})
-	d.Register(mLease, 0, func(_ context.Context, from string, body []byte) ([]byte, error) {
+	pr.Register(mLease, 0, func(_ context.Context, from string, body []byte) ([]byte, error) {
 		var req leaseMsg
 		if err := Decode(body, &req); err != nil {
 			return nil, err
 		}
-		return Encode(d.onLease(from, &req)), nil
+		return Encode(pr.onLease(from, &req)), nil
 	})
-	d.Register(mSuspect, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	pr.Register(mSuspect, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		// Another member's connection to id was refused: check it here.
-		if a := d.Addr(string(body)); a != "" && string(body) != d.self {
+		if a := pr.Addr(string(body)); a != "" && string(body) != pr.self {
 			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			_, _ = d.Call(cctx, a, mGetTab, nil)
+			_, _ = pr.Call(cctx, a, mGetTab, nil)
 			cancel()
 		}
 		return nil, nil

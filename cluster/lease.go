@@ -57,11 +57,11 @@ type leaseState struct {
 }
 
 // leaseNow is the time on the member's monotonic clock.
-func (d *Protocol) leaseNow() time.Duration { return time.Since(d.clock0) }
+func (pr *Protocol) leaseNow() time.Duration { return time.Since(pr.clock0) }
 
 // leaseFresh reports whether the lease holds now.
-func (d *Protocol) leaseFresh() bool {
-	return int64(d.leaseNow()) < d.lease.until.Load()
+func (pr *Protocol) leaseFresh() bool {
+	return int64(pr.leaseNow()) < pr.lease.until.Load()
 }
 
 // EnsureLease returns nil while the lease holds; else it waits for a
@@ -69,11 +69,11 @@ func (d *Protocol) leaseFresh() bool {
 // partition.MovedError for p when a newer table was found (the caller
 // routes again with it), or an error matching ErrNoLease after which the
 // operation is routed again.
-func (d *Protocol) EnsureLease(ctx context.Context, p int) error {
-	if d.leaseFor <= 0 || d.leaseFresh() {
+func (pr *Protocol) EnsureLease(ctx context.Context, p int) error {
+	if pr.leaseFor <= 0 || pr.leaseFresh() {
 		return nil
 	}
-	err := d.renewLease(ctx)
+	err := pr.renewLease(ctx)
 	switch {
 	case err == nil:
 		return nil
@@ -85,71 +85,71 @@ func (d *Protocol) EnsureLease(ctx context.Context, p int) error {
 
 // renewLease waits for the round under way, or starts one, and reports
 // whether the lease holds once it ended.
-func (d *Protocol) renewLease(ctx context.Context) error {
-	d.lease.mu.Lock()
-	ch := d.lease.round
+func (pr *Protocol) renewLease(ctx context.Context) error {
+	pr.lease.mu.Lock()
+	ch := pr.lease.round
 	if ch == nil {
 		var ok bool
-		if ch, ok = d.startRoundLocked(); !ok {
-			d.lease.mu.Unlock()
-			return d.closed
+		if ch, ok = pr.startRoundLocked(); !ok {
+			pr.lease.mu.Unlock()
+			return pr.closed
 		}
 	}
-	d.lease.mu.Unlock()
+	pr.lease.mu.Unlock()
 	select {
 	case <-ch:
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-d.ctx.Done():
-		return d.closed
+	case <-pr.ctx.Done():
+		return pr.closed
 	}
-	if d.leaseFresh() {
+	if pr.leaseFresh() {
 		return nil
 	}
-	d.lease.mu.Lock()
-	defer d.lease.mu.Unlock()
-	if d.lease.err != nil {
-		return d.lease.err
+	pr.lease.mu.Lock()
+	defer pr.lease.mu.Unlock()
+	if pr.lease.err != nil {
+		return pr.lease.err
 	}
 	return ErrNoLease
 }
 
 // startRoundLocked starts a round of questions; d.lease.mu is held.
-func (d *Protocol) startRoundLocked() (chan struct{}, bool) {
+func (pr *Protocol) startRoundLocked() (chan struct{}, bool) {
 	ch := make(chan struct{})
-	d.lease.inflight.Add(1)
-	if !d.Go(func() { d.leaseRound(ch) }) {
-		d.lease.inflight.Add(-1)
+	pr.lease.inflight.Add(1)
+	if !pr.Go(func() { pr.leaseRound(ch) }) {
+		pr.lease.inflight.Add(-1)
 		return nil, false
 	}
-	d.lease.round = ch
+	pr.lease.round = ch
 	return ch, true
 }
 
 // leaseRound asks every other live member for its table version and
 // renews the lease if it may.
-func (d *Protocol) leaseRound(done chan struct{}) {
-	defer d.lease.inflight.Add(-1)
-	sent := d.leaseNow()
-	err := d.askTables()
+func (pr *Protocol) leaseRound(done chan struct{}) {
+	defer pr.lease.inflight.Add(-1)
+	sent := pr.leaseNow()
+	err := pr.askTables()
 	if err == nil {
-		until := int64(sent + d.leaseFor)
+		until := int64(sent + pr.leaseFor)
 		for {
-			cur := d.lease.until.Load()
-			if cur >= until || d.lease.until.CompareAndSwap(cur, until) {
+			cur := pr.lease.until.Load()
+			if cur >= until || pr.lease.until.CompareAndSwap(cur, until) {
 				break
 			}
 		}
 	}
 	if err != nil {
-		d.log.Debug("stowage: lease not renewed", "err", err, "took", d.leaseNow()-sent)
+		pr.log.Debug("stowage: lease not renewed", "err", err, "took", pr.leaseNow()-sent)
 	}
-	d.lease.mu.Lock()
-	d.lease.err = err
-	if d.lease.round == done {
-		d.lease.round = nil
+	pr.lease.mu.Lock()
+	pr.lease.err = err
+	if pr.lease.round == done {
+		pr.lease.round = nil
 	}
-	d.lease.mu.Unlock()
+	pr.lease.mu.Unlock()
 	close(done)
 }
 
@@ -157,20 +157,20 @@ func (d *Protocol) leaseRound(done chan struct{}) {
 // once one answered and none that answered is newer, errNewerTable if
 // one is (its table is fetched first), ErrNoLease if nobody answered
 // within leaseFor/2.
-func (d *Protocol) askTables() error {
-	mine := d.TableVersion()
-	d.mu.Lock()
+func (pr *Protocol) askTables() error {
+	mine := pr.TableVersion()
+	pr.mu.Lock()
 	var addrs []string
-	for id := range d.live {
-		if id != d.self && d.addrs[id] != "" {
-			addrs = append(addrs, d.addrs[id])
+	for id := range pr.live {
+		if id != pr.self && pr.addrs[id] != "" {
+			addrs = append(addrs, pr.addrs[id])
 		}
 	}
-	d.mu.Unlock()
-	if len(addrs) == 0 || d.tr == nil {
+	pr.mu.Unlock()
+	if len(addrs) == 0 || pr.tr == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, d.leaseFor/2)
+	ctx, cancel := context.WithTimeout(pr.ctx, pr.leaseFor/2)
 	defer cancel()
 	type answer struct {
 		addr string
@@ -179,15 +179,15 @@ func (d *Protocol) askTables() error {
 	}
 	ch := make(chan answer, len(addrs))
 	for _, a := range addrs {
-		if !d.Go(func() {
-			b, err := d.Call(ctx, a, mLease, Encode(leaseMsg{TV: mine}))
+		if !pr.Go(func() {
+			b, err := pr.Call(ctx, a, mLease, Encode(leaseMsg{TV: mine}))
 			var m leaseMsg
 			if err == nil {
 				err = Decode(b, &m)
 			}
 			ch <- answer{a, m.TV, err}
 		}) {
-			ch <- answer{a, 0, d.closed}
+			ch <- answer{a, 0, pr.closed}
 		}
 	}
 	answered := 0
@@ -198,7 +198,7 @@ func (d *Protocol) askTables() error {
 		case a.err != nil:
 			last = a.err
 		case a.tv > mine:
-			d.NoteTable(ctx, a.addr, a.tv)
+			pr.NoteTable(ctx, a.addr, a.tv)
 			return fmt.Errorf("%w (%s has version %d, this member had %d)", errNewerTable, a.addr, a.tv, mine)
 		default:
 			answered++
@@ -212,31 +212,31 @@ func (d *Protocol) askTables() error {
 
 // onLease answers a lease question with this member's table version, and
 // fetches the caller's table if it is newer.
-func (d *Protocol) onLease(from string, req *leaseMsg) leaseMsg {
-	if req.TV > d.TableVersion() {
-		d.AskFetch(from)
+func (pr *Protocol) onLease(from string, req *leaseMsg) leaseMsg {
+	if req.TV > pr.TableVersion() {
+		pr.AskFetch(from)
 	}
-	return leaseMsg{TV: d.TableVersion()}
+	return leaseMsg{TV: pr.TableVersion()}
 }
 
 // leaseLoop starts a round every leaseFor/4 (at most four under way at
 // once), so that the lease is renewed ahead of its end.
-func (d *Protocol) leaseLoop() {
-	defer d.wg.Done()
-	every := max(d.leaseFor/4, 5*time.Millisecond)
+func (pr *Protocol) leaseLoop() {
+	defer pr.wg.Done()
+	every := max(pr.leaseFor/4, 5*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-d.ctx.Done():
+		case <-pr.ctx.Done():
 			return
 		case <-t.C:
-			if d.lease.inflight.Load() >= 4 {
+			if pr.lease.inflight.Load() >= 4 {
 				continue
 			}
-			d.lease.mu.Lock()
-			d.startRoundLocked()
-			d.lease.mu.Unlock()
+			pr.lease.mu.Lock()
+			pr.startRoundLocked()
+			pr.lease.mu.Unlock()
 		}
 	}
 }

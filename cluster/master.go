@@ -18,14 +18,14 @@ import (
 
 // Table returns the installed table (nil before the first) and the
 // channel closed when it changes.
-func (d *Protocol) Table() (*partition.Table, <-chan struct{}) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.table, d.tabCh
+func (pr *Protocol) Table() (*partition.Table, <-chan struct{}) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.table, pr.tabCh
 }
 
-func (d *Protocol) TableVersion() int64 {
-	t, _ := d.Table()
+func (pr *Protocol) TableVersion() int64 {
+	t, _ := pr.Table()
 	if t == nil {
 		return 0
 	}
@@ -34,9 +34,9 @@ func (d *Protocol) TableVersion() int64 {
 
 // ownerOf returns the owner of partition p per the current table, waiting
 // (within ctx) for a first table.
-func (d *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
+func (pr *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 	for {
-		t, ch := d.Table()
+		t, ch := pr.Table()
 		if t != nil {
 			if o := t.Owner(p); o != "" {
 				return o, nil
@@ -45,35 +45,35 @@ func (d *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return "", fmt.Errorf("stowage: no partition table yet (waiting for %d members): %w", d.startMin, ctx.Err())
-		case <-d.ctx.Done():
-			return "", d.closed
+			return "", fmt.Errorf("stowage: no partition table yet (waiting for %d members): %w", pr.startMin, ctx.Err())
+		case <-pr.ctx.Done():
+			return "", pr.closed
 		}
 	}
 }
 
 // install makes t the current table if it is newer, and hands it to the
 // layer above (onTable).
-func (d *Protocol) install(t *partition.Table) bool {
-	if t == nil || len(t.Owners) != d.count {
+func (pr *Protocol) install(t *partition.Table) bool {
+	if t == nil || len(t.Owners) != pr.count {
 		return false
 	}
 	// Tables are installed one at a time, so that the layer above never
 	// moves back to an older table's view.
-	d.instMu.Lock()
-	defer d.instMu.Unlock()
-	d.mu.Lock()
-	if d.table != nil && t.Version <= d.table.Version {
-		d.mu.Unlock()
+	pr.instMu.Lock()
+	defer pr.instMu.Unlock()
+	pr.mu.Lock()
+	if pr.table != nil && t.Version <= pr.table.Version {
+		pr.mu.Unlock()
 		return false
 	}
-	d.table = t
-	close(d.tabCh)
-	d.tabCh = make(chan struct{})
-	d.mu.Unlock()
-	d.log.Debug("stowage: partition table installed", "version", t.Version)
-	if d.onTable != nil {
-		d.onTable(t)
+	pr.table = t
+	close(pr.tabCh)
+	pr.tabCh = make(chan struct{})
+	pr.mu.Unlock()
+	pr.log.Debug("stowage: partition table installed", "version", t.Version)
+	if pr.onTable != nil {
+		pr.onTable(t)
 	}
 	return true
 }
@@ -81,23 +81,23 @@ func (d *Protocol) install(t *partition.Table) bool {
 // masterLoop recomputes and publishes the table whenever membership
 // changes, while this member is the master, and republishes it now and
 // then for members that missed it.
-func (d *Protocol) masterLoop() {
-	defer d.wg.Done()
+func (pr *Protocol) masterLoop() {
+	defer pr.wg.Done()
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		ch := d.view.Changed()
-		d.recheckDown()
-		ms := d.Members()
-		d.rebalance(ms)
-		if d.repair != nil {
-			d.repair()
+		ch := pr.view.Changed()
+		pr.recheckDown()
+		ms := pr.Members()
+		pr.rebalance(ms)
+		if pr.repair != nil {
+			pr.repair()
 		}
 		select {
-		case <-d.ctx.Done():
+		case <-pr.ctx.Done():
 			return
 		case <-ch:
-		case <-d.kick:
+		case <-pr.kick:
 		case <-tick.C:
 		}
 	}
@@ -105,30 +105,30 @@ func (d *Protocol) masterLoop() {
 
 // rebalance is the master's work: a table for the live members, published
 // to every one of them.
-func (d *Protocol) rebalance(ms []Member) {
-	if len(ms) == 0 || ms[0].ID != d.self {
-		d.mu.Lock()
-		d.wasMstr = false
-		d.mu.Unlock()
+func (pr *Protocol) rebalance(ms []Member) {
+	if len(ms) == 0 || ms[0].ID != pr.self {
+		pr.mu.Lock()
+		pr.wasMstr = false
+		pr.mu.Unlock()
 		return
 	}
-	cur, _ := d.Table()
-	if cur == nil && len(ms) < d.startMin {
+	cur, _ := pr.Table()
+	if cur == nil && len(ms) < pr.startMin {
 		return // hazelcast.initial.min.size
 	}
 	key := memberKey(ms)
-	d.mu.Lock()
-	changed := !d.wasMstr || key != d.lastMembers
-	d.wasMstr, d.lastMembers = true, key
-	d.mu.Unlock()
-	if changed && d.tr != nil {
+	pr.mu.Lock()
+	changed := !pr.wasMstr || key != pr.lastMembers
+	pr.wasMstr, pr.lastMembers = true, key
+	pr.mu.Unlock()
+	if changed && pr.tr != nil {
 		// A new master, or members that were apart (a healed split):
 		// continue from the newest table any member has, so that the next
 		// version is above every table in use.
-		for _, t := range d.collectTables(ms) {
-			d.install(t)
+		for _, t := range pr.collectTables(ms) {
+			pr.install(t)
 		}
-		cur, _ = d.Table()
+		cur, _ = pr.Table()
 	}
 	ids := make([]string, 0, len(ms))
 	for _, m := range ms {
@@ -139,18 +139,18 @@ func (d *Protocol) rebalance(ms []Member) {
 	if len(ids) == 0 {
 		return // every member is leaving: keep the table
 	}
-	next := partition.Assign(ids, d.count, d.replicas-1, cur)
+	next := partition.Assign(ids, pr.count, pr.replicas-1, cur)
 	if cur != nil && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
-		d.publish(ms, cur)
+		pr.publish(ms, cur)
 		return
 	}
-	d.install(next)
+	pr.install(next)
 	level := slog.LevelInfo
-	if d.tr == nil {
+	if pr.tr == nil {
 		level = slog.LevelDebug
 	}
-	d.log.Log(d.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
-	d.publish(ms, next)
+	pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+	pr.publish(ms, next)
 }
 
 func memberKey(ms []Member) string {
@@ -161,14 +161,14 @@ func memberKey(ms []Member) string {
 	return strings.Join(ids, ",")
 }
 
-func (d *Protocol) collectTables(ms []Member) []*partition.Table {
+func (pr *Protocol) collectTables(ms []Member) []*partition.Table {
 	var out []*partition.Table
 	for _, m := range ms {
-		if m.ID == d.self || m.RPC == "" {
+		if m.ID == pr.self || m.RPC == "" {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
-		b, err := d.Call(ctx, m.RPC, mGetTab, nil)
+		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
+		b, err := pr.Call(ctx, m.RPC, mGetTab, nil)
 		cancel()
 		if err != nil {
 			continue
@@ -181,28 +181,28 @@ func (d *Protocol) collectTables(ms []Member) []*partition.Table {
 	return out
 }
 
-func (d *Protocol) publish(ms []Member, t *partition.Table) {
-	if d.tr == nil {
+func (pr *Protocol) publish(ms []Member, t *partition.Table) {
+	if pr.tr == nil {
 		return
 	}
 	body := Encode(tableOf(t))
 	var wg sync.WaitGroup
 	for _, m := range ms {
-		if m.ID == d.self || m.RPC == "" {
+		if m.ID == pr.self || m.RPC == "" {
 			continue
 		}
 		wg.Add(1)
 		go func(addr string) {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+			ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
 			defer cancel()
-			b, err := d.Call(ctx, addr, mTable, body)
+			b, err := pr.Call(ctx, addr, mTable, body)
 			var tm tableMsg
 			if err == nil && Decode(b, &tm) == nil && tm.Version > t.Version {
 				// The member has a newer table (from a master this one did
 				// not know of): continue from it.
-				d.AskFetch(addr)
-				d.kickLoop()
+				pr.AskFetch(addr)
+				pr.kickLoop()
 			}
 		}(m.RPC)
 	}
@@ -211,39 +211,39 @@ func (d *Protocol) publish(ms []Member, t *partition.Table) {
 
 // noteTable is called with the table version a caller sent: a newer one
 // is fetched from it before the call is served.
-func (d *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
-	if tv <= d.TableVersion() || d.tr == nil {
+func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
+	if tv <= pr.TableVersion() || pr.tr == nil {
 		return
 	}
-	b, err := d.Call(ctx, from, mGetTab, nil)
+	b, err := pr.Call(ctx, from, mGetTab, nil)
 	if err != nil {
 		return
 	}
 	var tm tableMsg
 	if Decode(b, &tm) == nil {
-		d.install(tm.table())
+		pr.install(tm.table())
 	}
 }
 
 // fetchLoop fetches tables that answers showed to be newer.
-func (d *Protocol) fetchLoop() {
-	defer d.wg.Done()
+func (pr *Protocol) fetchLoop() {
+	defer pr.wg.Done()
 	for {
 		select {
-		case <-d.ctx.Done():
+		case <-pr.ctx.Done():
 			return
-		case addr := <-d.fetch:
-			ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
-			d.NoteTable(ctx, addr, d.TableVersion()+1)
+		case addr := <-pr.fetch:
+			ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
+			pr.NoteTable(ctx, addr, pr.TableVersion()+1)
 			cancel()
 		}
 	}
 }
 
 // askFetch queues a table fetch from addr.
-func (d *Protocol) AskFetch(addr string) {
+func (pr *Protocol) AskFetch(addr string) {
 	select {
-	case d.fetch <- addr:
+	case pr.fetch <- addr:
 	default:
 	}
 }

@@ -117,45 +117,45 @@ func NewProtocol(cfg ProtocolConfig) *Protocol {
 // called with every newer table once installed (one at a time, in
 // version order), repair at every round of the master loop. Call it
 // before Start.
-func (d *Protocol) SetTableHooks(onTable func(*partition.Table), repair func()) {
-	d.onTable, d.repair = onTable, repair
+func (pr *Protocol) SetTableHooks(onTable func(*partition.Table), repair func()) {
+	pr.onTable, pr.repair = onTable, repair
 }
 
 // Start begins the loops: the master's table, fetching newer tables, the
 // lease.
-func (d *Protocol) Start() {
-	d.running.Store(true)
-	d.Members()
-	d.wg.Add(2)
-	go d.masterLoop()
-	go d.fetchLoop()
-	if d.leaseFor > 0 {
-		d.wg.Add(1)
-		go d.leaseLoop()
+func (pr *Protocol) Start() {
+	pr.running.Store(true)
+	pr.Members()
+	pr.wg.Add(2)
+	go pr.masterLoop()
+	go pr.fetchLoop()
+	if pr.leaseFor > 0 {
+		pr.wg.Add(1)
+		go pr.leaseLoop()
 	}
 }
 
 // Started reports whether Start was called.
-func (d *Protocol) Started() bool { return d.running.Load() }
+func (pr *Protocol) Started() bool { return pr.running.Load() }
 
 // Stop ends the loops and waits for every goroutine the protocol
 // started.
-func (d *Protocol) Stop() {
-	d.cancel()
-	d.wg.Wait()
+func (pr *Protocol) Stop() {
+	pr.cancel()
+	pr.wg.Wait()
 }
 
 // Go runs fn on a goroutine that Stop waits for; false (fn not run)
 // once the protocol stopped.
-func (d *Protocol) Go(fn func()) bool {
+func (pr *Protocol) Go(fn func()) bool {
 	select {
-	case <-d.ctx.Done():
+	case <-pr.ctx.Done():
 		return false
 	default:
 	}
-	d.wg.Add(1)
+	pr.wg.Add(1)
 	go func() {
-		defer d.wg.Done()
+		defer pr.wg.Done()
 		fn()
 	}()
 	return true
@@ -163,42 +163,42 @@ func (d *Protocol) Go(fn func()) bool {
 
 // Members reads the view: the live members (oldest first) and their
 // addresses. A member whose transport refuses connections is left out.
-func (d *Protocol) Members() []Member {
-	ms := d.view.Members()
-	d.mu.Lock()
-	clear(d.live)
+func (pr *Protocol) Members() []Member {
+	ms := pr.view.Members()
+	pr.mu.Lock()
+	clear(pr.live)
 	out := ms[:0:0]
 	for _, m := range ms {
 		if m.RPC != "" {
-			d.addrs[m.ID] = m.RPC
+			pr.addrs[m.ID] = m.RPC
 		}
-		if _, down := d.down[m.ID]; down {
+		if _, down := pr.down[m.ID]; down {
 			continue
 		}
-		d.live[m.ID] = true
+		pr.live[m.ID] = true
 		out = append(out, m)
 	}
-	for id := range d.down {
+	for id := range pr.down {
 		if !slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id }) {
-			delete(d.down, id) // failure detection caught up
+			delete(pr.down, id) // failure detection caught up
 		}
 	}
 	// Connections to members that left the view are closed, so that calls
 	// waiting on a hung member fail now and are routed again.
 	var gone []string
-	for id := range d.seen {
-		if !d.live[id] {
-			if _, down := d.down[id]; !down {
-				gone = append(gone, d.addrs[id])
+	for id := range pr.seen {
+		if !pr.live[id] {
+			if _, down := pr.down[id]; !down {
+				gone = append(gone, pr.addrs[id])
 			}
-			delete(d.seen, id)
+			delete(pr.seen, id)
 		}
 	}
-	for id := range d.live {
-		d.seen[id] = true
+	for id := range pr.live {
+		pr.seen[id] = true
 	}
-	d.mu.Unlock()
-	if dr, ok := d.tr.(Dropper); ok {
+	pr.mu.Unlock()
+	if dr, ok := pr.tr.(Dropper); ok {
 		for _, a := range gone {
 			if a != "" {
 				dr.Drop(a)
@@ -211,90 +211,90 @@ func (d *Protocol) Members() []Member {
 // noteRefused takes a member whose transport refused a connection as
 // gone: it is left out from now on, the master is told (it checks for
 // itself), and this member's own loop recomputes if it is the master now.
-func (d *Protocol) noteRefused(addr string) {
-	id := d.IDOf(addr)
-	if id == "" || id == d.self {
+func (pr *Protocol) noteRefused(addr string) {
+	id := pr.IDOf(addr)
+	if id == "" || id == pr.self {
 		return
 	}
-	d.mu.Lock()
-	_, known := d.down[id]
+	pr.mu.Lock()
+	_, known := pr.down[id]
 	if !known {
-		d.down[id] = time.Now()
+		pr.down[id] = time.Now()
 	}
-	d.mu.Unlock()
+	pr.mu.Unlock()
 	if known {
 		return
 	}
-	d.log.Info("stowage: member's transport refuses connections: taken as gone", "member", id)
-	d.kickLoop()
-	d.Go(func() {
-		ms := d.Members()
-		if len(ms) == 0 || ms[0].ID == d.self || ms[0].RPC == "" {
+	pr.log.Info("stowage: member's transport refuses connections: taken as gone", "member", id)
+	pr.kickLoop()
+	pr.Go(func() {
+		ms := pr.Members()
+		if len(ms) == 0 || ms[0].ID == pr.self || ms[0].RPC == "" {
 			return
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, 2*time.Second)
+		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
 		defer cancel()
-		_, _ = d.Call(ctx, ms[0].RPC, mSuspect, []byte(id))
+		_, _ = pr.Call(ctx, ms[0].RPC, mSuspect, []byte(id))
 	})
 }
 
 // recheckDown asks members taken as gone whether they answer again.
-func (d *Protocol) recheckDown() {
-	d.mu.Lock()
+func (pr *Protocol) recheckDown() {
+	pr.mu.Lock()
 	var ids []string
-	for id, since := range d.down {
+	for id, since := range pr.down {
 		if time.Since(since) > 200*time.Millisecond {
 			ids = append(ids, id)
 		}
 	}
-	d.mu.Unlock()
+	pr.mu.Unlock()
 	for _, id := range ids {
-		a := d.Addr(id)
+		a := pr.Addr(id)
 		if a == "" {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, 500*time.Millisecond)
-		_, err := d.tr.Call(ctx, a, mGetTab, d.frame(nil))
+		ctx, cancel := context.WithTimeout(pr.ctx, 500*time.Millisecond)
+		_, err := pr.tr.Call(ctx, a, mGetTab, pr.frame(nil))
 		cancel()
-		d.mu.Lock()
+		pr.mu.Lock()
 		if err == nil {
-			delete(d.down, id)
+			delete(pr.down, id)
 		} else if errors.Is(err, syscall.ECONNREFUSED) {
-			d.down[id] = time.Now()
+			pr.down[id] = time.Now()
 		}
-		d.mu.Unlock()
+		pr.mu.Unlock()
 		if err == nil {
-			d.log.Info("stowage: member answers again", "member", id)
-			d.kickLoop()
+			pr.log.Info("stowage: member answers again", "member", id)
+			pr.kickLoop()
 		}
 	}
 }
 
 // kickLoop wakes the master loop.
-func (d *Protocol) kickLoop() {
+func (pr *Protocol) kickLoop() {
 	select {
-	case d.kick <- struct{}{}:
+	case pr.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (d *Protocol) IsLive(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.live[id]
+func (pr *Protocol) IsLive(id string) bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.live[id]
 }
 
-func (d *Protocol) Addr(id string) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.addrs[id]
+func (pr *Protocol) Addr(id string) string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.addrs[id]
 }
 
 // idOf returns the member id whose transport address is addr.
-func (d *Protocol) IDOf(addr string) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for id, a := range d.addrs {
+func (pr *Protocol) IDOf(addr string) string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for id, a := range pr.addrs {
 		if a == addr {
 			return id
 		}
@@ -303,65 +303,65 @@ func (d *Protocol) IDOf(addr string) string {
 }
 
 // CallMember sends req (encoded) to the member with id.
-func (d *Protocol) CallMember(ctx context.Context, id, method string, req any) ([]byte, error) {
-	a := d.Addr(id)
-	if a == "" || d.tr == nil {
+func (pr *Protocol) CallMember(ctx context.Context, id, method string, req any) ([]byte, error) {
+	a := pr.Addr(id)
+	if a == "" || pr.tr == nil {
 		return nil, fmt.Errorf("%w: member %s has no known address", ErrUnreachable, id)
 	}
-	return d.Call(ctx, a, method, Encode(req))
+	return pr.Call(ctx, a, method, Encode(req))
 }
 
 // Call makes one call to the member at addr with this member's request
 // header. A refused connection means nothing listens at the member's
 // transport address: the process is gone. That is noted at once (see
 // noteRefused), well before failure detection declares the member dead.
-func (d *Protocol) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
-	return d.callFramed(ctx, addr, method, d.frame(body))
+func (pr *Protocol) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	return pr.callFramed(ctx, addr, method, pr.frame(body))
 }
 
-func (d *Protocol) callFramed(ctx context.Context, addr, method string, framed []byte) ([]byte, error) {
-	if d.tr == nil {
+func (pr *Protocol) callFramed(ctx context.Context, addr, method string, framed []byte) ([]byte, error) {
+	if pr.tr == nil {
 		return nil, fmt.Errorf("%w: a member alone has no transport", ErrUnreachable)
 	}
-	b, err := d.tr.Call(ctx, addr, method, framed)
+	b, err := pr.tr.Call(ctx, addr, method, framed)
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-		d.noteRefused(addr)
+		pr.noteRefused(addr)
 	}
 	return b, err
 }
 
 // Owns reports whether the table makes this member p's owner.
-func (d *Protocol) Owns(p int) bool {
-	t, _ := d.Table()
-	return t != nil && t.Owner(p) == d.self
+func (pr *Protocol) Owns(p int) bool {
+	t, _ := pr.Table()
+	return t != nil && t.Owner(p) == pr.self
 }
 
 // InReplicaSet reports whether member id is a replica of p in the table.
-func (d *Protocol) InReplicaSet(p int, id string) bool {
-	t, _ := d.Table()
+func (pr *Protocol) InReplicaSet(p int, id string) bool {
+	t, _ := pr.Table()
 	return t != nil && slices.Contains(t.Owners[p], id)
 }
 
 // Self is this member's id.
-func (d *Protocol) Self() string { return d.self }
+func (pr *Protocol) Self() string { return pr.self }
 
 // Partitions is the partition count.
-func (d *Protocol) Partitions() int { return d.count }
+func (pr *Protocol) Partitions() int { return pr.count }
 
 // Replicas is the table's replica-set size: owner plus backups.
-func (d *Protocol) Replicas() int { return d.replicas }
+func (pr *Protocol) Replicas() int { return pr.replicas }
 
 // StartMin is how many members must be up before the first table.
-func (d *Protocol) StartMin() int { return d.startMin }
+func (pr *Protocol) StartMin() int { return pr.startMin }
 
 // Timeout bounds a call whose context has no deadline.
-func (d *Protocol) Timeout() time.Duration { return d.timeout }
+func (pr *Protocol) Timeout() time.Duration { return pr.timeout }
 
 // Context is done once the protocol stops.
-func (d *Protocol) Context() context.Context { return d.ctx }
+func (pr *Protocol) Context() context.Context { return pr.ctx }
 
 // View is the membership view the protocol reads.
-func (d *Protocol) View() View { return d.view }
+func (pr *Protocol) View() View { return pr.view }
 
 // Alone reports whether this member has no transport: a member alone.
-func (d *Protocol) Alone() bool { return d.tr == nil }
+func (pr *Protocol) Alone() bool { return pr.tr == nil }

@@ -44,10 +44,10 @@ type header struct {
 }
 
 // frame prepends this member's header to a request body.
-func (d *Protocol) frame(body []byte) []byte {
+func (pr *Protocol) frame(body []byte) []byte {
 	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
 	b = append(b, headerVersion)
-	b = binary.AppendVarint(b, d.TableVersion())
+	b = binary.AppendVarint(b, pr.TableVersion())
 	return append(b, body...)
 }
 

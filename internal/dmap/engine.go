@@ -123,22 +123,22 @@ func New(cfg Config) *Engine {
 
 // Start begins the cluster work: the master's table, take-overs, the
 // lease.
-func (n *Engine) Start() { n.proto.Start() }
+func (e *Engine) Start() { e.proto.Start() }
 
 // Self is this member's id.
-func (n *Engine) Self() string { return n.proto.Self() }
+func (e *Engine) Self() string { return e.proto.Self() }
 
 // Call makes one member-protocol call to the member at addr.
-func (n *Engine) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
-	return n.proto.Call(ctx, addr, method, body)
+func (e *Engine) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
+	return e.proto.Call(ctx, addr, method, body)
 }
 
 // ObserveBatch records one group-commit batch of a map store.
-func (n *Engine) ObserveBatch(recs, bytes int, took time.Duration, err error) {
+func (e *Engine) ObserveBatch(recs, bytes int, took time.Duration, err error) {
 	if err == nil {
-		n.m.batchRecords.Observe(float64(recs))
-		n.m.batchBytes.Observe(float64(bytes))
-		n.m.batchSeconds.Observe(took.Seconds())
+		e.m.batchRecords.Observe(float64(recs))
+		e.m.batchBytes.Observe(float64(bytes))
+		e.m.batchSeconds.Observe(took.Seconds())
 	}
 }
 
@@ -180,32 +180,32 @@ func quoteStart(name string) string {
 
 // Map returns the named map, holding it (and opening its store) on first
 // use.
-func (n *Engine) Map(ctx context.Context, name string) (*Map, error) {
-	c, err := n.hold(ctx, name)
+func (e *Engine) Map(ctx context.Context, name string) (*Map, error) {
+	c, err := e.hold(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &Map{n: n, name: name, c: c}, nil
+	return &Map{n: e, name: name, c: c}, nil
 }
 
 // Lookup returns a handle of the named map without holding it: reads of a
 // map no member holds find nothing and create nothing, here or on the
 // owners; the first write through the handle holds it as Map does.
-func (n *Engine) Lookup(name string) (*Map, error) {
+func (e *Engine) Lookup(name string) (*Map, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
-	return &Map{n: n, name: name}, nil
+	return &Map{n: e, name: name}, nil
 }
 
 // Held reports whether this member holds the named map.
-func (n *Engine) Held(name string) bool { return n.held(name) != nil }
+func (e *Engine) Held(name string) bool { return e.held(name) != nil }
 
 // held returns the named map if this member holds it.
-func (n *Engine) held(name string) *heldMap {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.maps[name]
+func (e *Engine) held(name string) *heldMap {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.maps[name]
 }
 
 // Map is a handle of one of the cluster's maps on this engine.
@@ -248,20 +248,20 @@ func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 }
 
 // hold returns the named map, creating it (and its store) on first use.
-func (n *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
+func (e *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
-	c, made, err := n.makeHeldMap(ctx, name)
-	if err != nil || !made || !n.proto.Started() {
+	c, made, err := e.makeHeldMap(ctx, name)
+	if err != nil || !made || !e.proto.Started() {
 		return c, err
 	}
 	// Lock order: a replica's lock is never taken under n.mu.
 	if o, ok := c.store.(mapstore.PartitionOwner); ok {
 		// What the new store scanned of partitions served elsewhere is
 		// not this member's to trust.
-		for p := range n.parts {
-			if n.repl.Replica(p).Released() {
+		for p := range e.parts {
+			if e.repl.Replica(p).Released() {
 				o.Release(p)
 			}
 		}
@@ -269,7 +269,7 @@ func (n *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
 	if c.eager != nil {
 		// An EAGER map made while the node runs loads its owned
 		// partitions now, not on first use.
-		if !n.proto.Go(func() { n.readyMap(c); close(c.eager) }) {
+		if !e.proto.Go(func() { e.readyMap(c); close(c.eager) }) {
 			close(c.eager)
 		}
 	}
@@ -278,60 +278,60 @@ func (n *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
 
 // makeHeldMap returns the named map, creating it (and opening its store)
 // when it is new here.
-func (n *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
+func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
 		return nil, false, ErrClosed
 	}
-	if c := n.maps[name]; c != nil {
+	if c := e.maps[name]; c != nil {
 		return c, false, nil
 	}
 	var spec MapSpec
-	if n.cfg.OpenMap != nil {
+	if e.cfg.OpenMap != nil {
 		var err error
-		if spec, err = n.cfg.OpenMap(ctx, name); err != nil {
+		if spec, err = e.cfg.OpenMap(ctx, name); err != nil {
 			return nil, false, err
 		}
 	}
-	c := newHeldMap(n, name, n.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
+	c := newHeldMap(e, name, e.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
 	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
-	if n.proto.Started() && spec.Store != nil && !spec.Lazy {
+	if e.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})
 	}
-	n.maps[name] = c
+	e.maps[name] = c
 	return c, true, nil
 }
 
 // readyMap readies every partition of a map made while the node runs
 // that this member owns, waiting for those still being taken over.
-func (n *Engine) readyMap(c *heldMap) {
+func (e *Engine) readyMap(c *heldMap) {
 	var ps []int
-	for p := range n.parts {
-		if st := n.repl.Replica(p).State(); st == partition.Active || st == partition.Acquiring {
+	for p := range e.parts {
+		if st := e.repl.Replica(p).State(); st == partition.Active || st == partition.Acquiring {
 			ps = append(ps, p)
 		}
 	}
-	ctx := n.proto.Context()
-	parallel.Do(n.cfg.LoadWorkers, len(ps), func(i int) {
+	ctx := e.proto.Context()
+	parallel.Do(e.cfg.LoadWorkers, len(ps), func(i int) {
 		pt := c.parts[ps[i]]
-		err := n.repl.Replica(pt.id).EnterRead(ctx)
+		err := e.repl.Replica(pt.id).EnterRead(ctx)
 		if err == nil {
 			err = c.readyPart(ctx, pt)
 		}
 		if err != nil && !isMoved(err) && ctx.Err() == nil {
-			n.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
+			e.log.Warn("stowage: loading a partition of a new map failed; it loads on first use", "map", c.name, "partition", pt.id, "err", err)
 		}
 	})
 }
 
 // quorumOK reports whether at least min members are live (split-brain
 // protection; min 0 or 1 means none).
-func (n *Engine) quorumOK(min int) error {
+func (e *Engine) quorumOK(min int) error {
 	if min <= 1 {
 		return nil
 	}
-	if live := len(n.proto.View().Members()); live < min {
+	if live := len(e.proto.View().Members()); live < min {
 		return fmt.Errorf("%w: %d members live, the map's split-brain protection needs %d", ErrNoQuorum, live, min)
 	}
 	return nil

@@ -11,52 +11,52 @@ import (
 
 // register makes the protocol serve the map engine's methods: operations
 // forwarded to an owner and scans check the caller's table first.
-func (n *Engine) register() {
-	n.proto.Register(mOp, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+func (e *Engine) register() {
+	e.proto.Register(mOp, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req opReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
-		return cluster.Encode(n.onOp(ctx, &req)), nil
+		return cluster.Encode(e.onOp(ctx, &req)), nil
 	})
-	n.proto.Register(mScan, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	e.proto.Register(mScan, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req scanReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
-		if err := n.checkParts(req.Parts); err != nil {
+		if err := e.checkParts(req.Parts); err != nil {
 			return nil, err
 		}
-		return cluster.Encode(n.onScan(ctx, &req)), nil
+		return cluster.Encode(e.onScan(ctx, &req)), nil
 	})
-	n.proto.Register(mMapInfo, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	e.proto.Register(mMapInfo, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req mapInfoReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
-		if err := n.checkParts(req.Parts); err != nil {
+		if err := e.checkParts(req.Parts); err != nil {
 			return nil, err
 		}
-		return cluster.Encode(n.onMapInfo(ctx, &req)), nil
+		return cluster.Encode(e.onMapInfo(ctx, &req)), nil
 	})
-	n.proto.Register(mHealth, 0, func(context.Context, string, []byte) ([]byte, error) {
-		loaded, why := n.localLoaded()
+	e.proto.Register(mHealth, 0, func(context.Context, string, []byte) ([]byte, error) {
+		loaded, why := e.localLoaded()
 		safe := false
 		if loaded {
-			why = n.repl.LocalSafeWhy()
+			why = e.repl.LocalSafeWhy()
 			safe = why == ""
 		}
-		return cluster.Encode(healthAns{Loaded: loaded, Safe: safe, TV: n.proto.TableVersion(), Why: why}), nil
+		return cluster.Encode(healthAns{Loaded: loaded, Safe: safe, TV: e.proto.TableVersion(), Why: why}), nil
 	})
-	for name, h := range n.cfg.Methods {
-		n.proto.Register(name, 0, cluster.MethodHandler(h))
+	for name, h := range e.cfg.Methods {
+		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}
 }
 
 // checkParts refuses partition ids out of range.
-func (n *Engine) checkParts(ps []int) error {
+func (e *Engine) checkParts(ps []int) error {
 	for _, p := range ps {
-		if p < 0 || p >= n.parts {
+		if p < 0 || p >= e.parts {
 			return fmt.Errorf("stowage: partition %d out of range", p)
 		}
 	}
@@ -64,19 +64,19 @@ func (n *Engine) checkParts(ps []int) error {
 }
 
 // onOp runs a map operation forwarded by another member.
-func (n *Engine) onOp(ctx context.Context, req *opReq) opAns {
+func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 	if req.Kind == opGet {
-		c, err := n.readable(req.Map)
+		c, err := e.readable(req.Map)
 		if err != nil {
 			return opAns{Code: codeFailed, Msg: err.Error()}
 		}
-		e, ok, err := c.read(ctx, req.Key)
+		got, ok, err := c.read(ctx, req.Key)
 		if err != nil {
 			return errAns(err)
 		}
-		return opAns{Old: e.val, Had: ok, Ver: backup.VerOf(e.ver)}
+		return opAns{Old: got.val, Had: ok, Ver: backup.VerOf(got.ver)}
 	}
-	c, err := n.hold(ctx, req.Map)
+	c, err := e.hold(ctx, req.Map)
 	if err != nil {
 		return opAns{Code: codeFailed, Msg: err.Error()}
 	}
@@ -103,8 +103,8 @@ func errAns(err error) opAns {
 }
 
 // onScan returns the entries of the asked partitions this member owns.
-func (n *Engine) onScan(ctx context.Context, req *scanReq) scanAns {
-	c, err := n.readable(req.Map)
+func (e *Engine) onScan(ctx context.Context, req *scanReq) scanAns {
+	c, err := e.readable(req.Map)
 	if err != nil {
 		return scanAns{Code: codeFailed}
 	}
@@ -120,14 +120,14 @@ func (n *Engine) onScan(ctx context.Context, req *scanReq) scanAns {
 	return ans
 }
 
-func (n *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
-	c, err := n.readable(req.Map)
+func (e *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
+	c, err := e.readable(req.Map)
 	if err != nil {
 		return mapInfoAns{Code: codeFailed}
 	}
 	var ans mapInfoAns
 	for _, p := range req.Parts {
-		if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
+		if err := e.repl.Replica(p).EnterRead(ctx); err != nil {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
@@ -146,12 +146,12 @@ func (n *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 
 // readable returns the named map to read: held here, else a ghost, so
 // that a read creates nothing.
-func (n *Engine) readable(name string) (*heldMap, error) {
+func (e *Engine) readable(name string) (*heldMap, error) {
 	if err := ValidMapName(name); err != nil {
 		return nil, err
 	}
-	if c := n.held(name); c != nil {
+	if c := e.held(name); c != nil {
 		return c, nil
 	}
-	return newGhost(n, name), nil
+	return newGhost(e, name), nil
 }

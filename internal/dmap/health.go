@@ -12,17 +12,17 @@ import (
 
 // localLoaded reports whether this member serves every partition the
 // table gives it, with every EAGER map loaded.
-func (n *Engine) localLoaded() (bool, string) {
-	t, _ := n.proto.Table()
+func (e *Engine) localLoaded() (bool, string) {
+	t, _ := e.proto.Table()
 	if t == nil {
-		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", n.proto.StartMin())
+		return false, fmt.Sprintf("waiting for %d members (hazelcast.initial.min.cluster.size)", e.proto.StartMin())
 	}
-	held := n.heldMaps()
+	held := e.heldMaps()
 	for p, rs := range t.Owners {
-		if len(rs) == 0 || rs[0] != n.proto.Self() {
+		if len(rs) == 0 || rs[0] != e.proto.Self() {
 			continue
 		}
-		if st := n.repl.Replica(p).State(); st != partition.Active {
+		if st := e.repl.Replica(p).State(); st != partition.Active {
 			return false, fmt.Sprintf("partition %d is %s", p, st)
 		}
 		for _, c := range held {
@@ -43,33 +43,33 @@ func (n *Engine) localLoaded() (bool, string) {
 
 // Loaded reports whether the cluster's maps are loaded: this member and
 // every other live member serve the partitions the table gives them.
-func (n *Engine) Loaded() bool {
-	ok, _ := n.LoadState(context.Background())
+func (e *Engine) Loaded() bool {
+	ok, _ := e.LoadState(context.Background())
 	return ok
 }
 
 // LoadState is Loaded with the reason when it is false: the first
 // partition, map or member found still loading.
-func (n *Engine) LoadState(ctx context.Context) (loaded bool, why string) {
-	if ok, why := n.localLoaded(); !ok {
+func (e *Engine) LoadState(ctx context.Context) (loaded bool, why string) {
+	if ok, why := e.localLoaded(); !ok {
 		return false, why
 	}
-	return n.everyMember(ctx, func(a healthAns) bool { return a.Loaded })
+	return e.everyMember(ctx, func(a healthAns) bool { return a.Loaded })
 }
 
 // everyMember asks every other live member for its health and reports
 // whether ok holds of each answer, with the same table version as here.
-func (n *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
-	if n.proto.Alone() {
+func (e *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
+	if e.proto.Alone() {
 		return true, ""
 	}
-	tv := n.proto.TableVersion()
-	for _, m := range n.proto.Members() {
-		if m.ID == n.proto.Self() {
+	tv := e.proto.TableVersion()
+	for _, m := range e.proto.Members() {
+		if m.ID == e.proto.Self() {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		b, err := n.proto.Call(cctx, m.RPC, mHealth, nil)
+		b, err := e.proto.Call(cctx, m.RPC, mHealth, nil)
 		cancel()
 		var ans healthAns
 		if err == nil {
@@ -90,35 +90,35 @@ func (n *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool
 // table, and every partition's backups are filled, so that losing any
 // backup-count members loses nothing. A rolling restart waits for it
 // before stopping the next member.
-func (n *Engine) Safe(ctx context.Context) bool {
-	ok, _ := n.safeWhy(ctx)
+func (e *Engine) Safe(ctx context.Context) bool {
+	ok, _ := e.safeWhy(ctx)
 	return ok
 }
 
-func (n *Engine) safeWhy(ctx context.Context) (bool, string) {
-	if ok, why := n.localLoaded(); !ok {
+func (e *Engine) safeWhy(ctx context.Context) (bool, string) {
+	if ok, why := e.localLoaded(); !ok {
 		return false, why
 	}
-	if why := n.repl.LocalSafeWhy(); why != "" {
+	if why := e.repl.LocalSafeWhy(); why != "" {
 		return false, why
 	}
-	return n.everyMember(ctx, func(a healthAns) bool { return a.Safe })
+	return e.everyMember(ctx, func(a healthAns) bool { return a.Safe })
 }
 
 // WaitLoaded blocks until this member serves every partition the table
 // gives it, with its EAGER maps loaded.
-func (n *Engine) WaitLoaded(ctx context.Context) error {
+func (e *Engine) WaitLoaded(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if ok, _ := n.localLoaded(); ok {
+		if ok, _ := e.localLoaded(); ok {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			_, why := n.localLoaded()
+			_, why := e.localLoaded()
 			return fmt.Errorf("stowage: not loaded (%s): %w", why, ctx.Err())
-		case <-n.ctx.Done():
+		case <-e.ctx.Done():
 			return ErrClosed
 		case <-t.C:
 		}
@@ -143,29 +143,29 @@ type MapInfo struct {
 
 // MapInfo describes the named map as this member holds it; false when
 // the map is not held here.
-func (n *Engine) MapInfo(name string) (MapInfo, bool) {
-	n.mu.Lock()
-	c := n.maps[name]
-	n.mu.Unlock()
+func (e *Engine) MapInfo(name string) (MapInfo, bool) {
+	e.mu.Lock()
+	c := e.maps[name]
+	e.mu.Unlock()
 	if c == nil {
 		return MapInfo{}, false
 	}
-	return n.mapInfo(c), true
+	return e.mapInfo(c), true
 }
 
 // Maps describes the maps this member holds.
-func (n *Engine) Maps() []MapInfo {
+func (e *Engine) Maps() []MapInfo {
 	var out []MapInfo
-	for _, c := range n.heldMaps() {
-		out = append(out, n.mapInfo(c))
+	for _, c := range e.heldMaps() {
+		out = append(out, e.mapInfo(c))
 	}
 	return out
 }
 
-func (n *Engine) mapInfo(c *heldMap) MapInfo {
+func (e *Engine) mapInfo(c *heldMap) MapInfo {
 	mi := MapInfo{Name: c.name, Persisted: c.store != nil, Loaded: true}
 	for p, pt := range c.parts {
-		st := n.repl.Replica(p).State()
+		st := e.repl.Replica(p).State()
 		pt.mu.Lock()
 		switch st {
 		case partition.Active:
@@ -205,16 +205,16 @@ type ClusterInfo struct {
 
 // Cluster describes the cluster: members (oldest first), master, the
 // partition table's version and each member's partitions.
-func (n *Engine) Cluster(ctx context.Context) ClusterInfo {
-	ci := ClusterInfo{Self: n.proto.Self(), PartitionCount: n.parts,
-		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: n.proto.Replicas()}
-	for _, m := range n.proto.View().Members() {
+func (e *Engine) Cluster(ctx context.Context) ClusterInfo {
+	ci := ClusterInfo{Self: e.proto.Self(), PartitionCount: e.parts,
+		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: e.proto.Replicas()}
+	for _, m := range e.proto.View().Members() {
 		ci.Members = append(ci.Members, m.ID)
 	}
 	if len(ci.Members) > 0 {
 		ci.Master = ci.Members[0]
 	}
-	if t, _ := n.proto.Table(); t != nil {
+	if t, _ := e.proto.Table(); t != nil {
 		ci.PartitionTableVer = t.Version
 		for _, rs := range t.Owners {
 			if len(rs) > 0 {
@@ -225,15 +225,15 @@ func (n *Engine) Cluster(ctx context.Context) ClusterInfo {
 			}
 		}
 	}
-	ci.Loaded, ci.Loading = n.LoadState(ctx)
-	ci.Safe = ci.Loaded && n.Safe(ctx)
+	ci.Loaded, ci.Loading = e.LoadState(ctx)
+	ci.Safe = ci.Loaded && e.Safe(ctx)
 	return ci
 }
 
 // Owner returns the member id owning partition p in this member's
 // current table ("" before the first table).
-func (n *Engine) Owner(p int) string {
-	t, _ := n.proto.Table()
+func (e *Engine) Owner(p int) string {
+	t, _ := e.proto.Table()
 	if t == nil {
 		return ""
 	}
@@ -243,8 +243,8 @@ func (n *Engine) Owner(p int) string {
 // Replicas returns the member ids of partition p's replica set in this
 // member's current table: the owner first, then the backups in order (nil
 // before the first table).
-func (n *Engine) Replicas(p int) []string {
-	t, _ := n.proto.Table()
+func (e *Engine) Replicas(p int) []string {
+	t, _ := e.proto.Table()
 	if t == nil || p < 0 || p >= len(t.Owners) {
 		return nil
 	}
@@ -252,7 +252,7 @@ func (n *Engine) Replicas(p int) []string {
 }
 
 // SafeWhy says why the cluster is not safe ("" when it is).
-func (n *Engine) SafeWhy() string {
-	_, why := n.safeWhy(context.Background())
+func (e *Engine) SafeWhy() string {
+	_, why := e.safeWhy(context.Background())
 	return why
 }

@@ -9,11 +9,11 @@ import (
 )
 
 // heldMaps returns every map this member holds.
-func (n *Engine) heldMaps() []*heldMap {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]*heldMap, 0, len(n.maps))
-	for _, c := range n.maps {
+func (e *Engine) heldMaps() []*heldMap {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*heldMap, 0, len(e.maps))
+	for _, c := range e.maps {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
@@ -23,20 +23,20 @@ func (n *Engine) heldMaps() []*heldMap {
 // Drain waits until a table without this member is installed and no
 // partition is held here any more (the caller told membership this
 // member is leaving).
-func (n *Engine) Drain(ctx context.Context) error {
-	if len(n.proto.View().Members()) <= 1 {
+func (e *Engine) Drain(ctx context.Context) error {
+	if len(e.proto.View().Members()) <= 1 {
 		return nil
 	}
 	for {
-		t, ch := n.proto.Table()
+		t, ch := e.proto.Table()
 		busy := t == nil
 		if t != nil {
 			for p, rs := range t.Owners {
-				if slices.Contains(rs, n.proto.Self()) {
+				if slices.Contains(rs, e.proto.Self()) {
 					busy = true
 					break
 				}
-				if n.repl.Replica(p).Busy() {
+				if e.repl.Replica(p).Busy() {
 					busy = true
 				}
 				if busy {
@@ -60,12 +60,12 @@ func (n *Engine) Drain(ctx context.Context) error {
 // take them as from a failed member): it stops loading and the cluster
 // work, flushes and closes every map store, and returns once every
 // goroutine the engine started has stopped.
-func (n *Engine) Close() error {
-	n.Stop()
-	n.mu.Lock()
-	cores := n.maps
-	n.maps = nil
-	n.mu.Unlock()
+func (e *Engine) Close() error {
+	e.Stop()
+	e.mu.Lock()
+	cores := e.maps
+	e.maps = nil
+	e.mu.Unlock()
 	var errs []error
 	for _, c := range cores {
 		if c.store != nil {
@@ -78,14 +78,14 @@ func (n *Engine) Close() error {
 // Stop is the first half of Close: it refuses new maps, stops the
 // cluster work and waits for its goroutines, but leaves the map stores
 // open (calls still being served may write them; Close closes them).
-func (n *Engine) Stop() {
-	n.mu.Lock()
-	if n.closed {
-		n.mu.Unlock()
+func (e *Engine) Stop() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
 		return
 	}
-	n.closed = true
-	n.mu.Unlock()
-	n.cancel()
-	n.proto.Stop()
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	e.proto.Stop()
 }

@@ -269,8 +269,8 @@ func (c *heldMap) prepareMapPart(ctx context.Context, pt *fragment) error {
 
 // ensureLease waits, if it must, for the owner's lease (cluster.Protocol.
 // EnsureLease); a lease no member confirmed routes the operation again.
-func (n *Engine) ensureLease(ctx context.Context, p int) error {
-	err := n.proto.EnsureLease(ctx, p)
+func (e *Engine) ensureLease(ctx context.Context, p int) error {
+	err := e.proto.EnsureLease(ctx, p)
 	if errors.Is(err, cluster.ErrNoLease) {
 		return errRoute{err}
 	}
@@ -280,9 +280,9 @@ func (n *Engine) ensureLease(ctx context.Context, p int) error {
 // ghostRead is a read of partition p of a map this member does not hold:
 // once it is sure it serves p (the owner, under its lease) it finds
 // nothing.
-func (n *Engine) ghostRead(ctx context.Context, p int) error {
-	if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
+func (e *Engine) ghostRead(ctx context.Context, p int) error {
+	if err := e.repl.Replica(p).EnterRead(ctx); err != nil {
 		return err
 	}
-	return n.ensureLease(ctx, p)
+	return e.ensureLease(ctx, p)
 }

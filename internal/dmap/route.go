@@ -28,46 +28,46 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 // over the transport; a moved partition or an unreachable owner is
 // routed again once the table changes. An operation with a function
 // (Compute) runs on a remote owner as read, decide, compare-and-set.
-func (n *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResult, error) {
-	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
+func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResult, error) {
+	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
 		return opResult{}, err
 	}
-	p := partition.Of(key, n.parts)
+	p := partition.Of(key, e.parts)
 	delay := time.Millisecond
 	for {
-		owner, err := n.proto.OwnerOf(ctx, p)
+		owner, err := e.proto.OwnerOf(ctx, p)
 		if err != nil {
 			return opResult{}, err
 		}
-		_, tabCh := n.proto.Table()
+		_, tabCh := e.proto.Table()
 		var res opResult
-		if owner == n.proto.Self() {
+		if owner == e.proto.Self() {
 			if o.kind == opGet && o.fn == nil {
-				var e entry
-				e, res.had, err = c.read(ctx, key)
-				res.old, res.ver = e.val, e.ver
+				var got entry
+				got, res.had, err = c.read(ctx, key)
+				res.old, res.ver = got.val, got.ver
 			} else {
 				res, err = c.update(ctx, key, o)
 			}
 		} else if o.fn != nil {
-			res, err = n.casRemote(ctx, owner, c, key, o)
+			res, err = e.casRemote(ctx, owner, c, key, o)
 		} else {
-			res, err = n.remote(ctx, owner, c, key, o)
+			res, err = e.remote(ctx, owner, c, key, o)
 		}
 		if err == nil || !retryable(err) {
 			return res, err
 		}
 		if delay >= 100*time.Millisecond {
-			n.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
+			e.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
 		}
 		select {
 		case <-tabCh:
 		case <-time.After(delay):
 		case <-ctx.Done():
 			return res, fmt.Errorf("stowage: map %q: %w (last: %w)", c.name, ctx.Err(), err)
-		case <-n.proto.Context().Done():
+		case <-e.proto.Context().Done():
 			return res, ErrClosed
 		}
 		delay = min(2*delay, 100*time.Millisecond)
@@ -86,13 +86,13 @@ func retryable(err error) bool {
 }
 
 // remote forwards o to the owner.
-func (n *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
+func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
 	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer)}
 	var b []byte
-	a := n.proto.Addr(owner)
+	a := e.proto.Addr(owner)
 	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
-	if a != "" && !n.proto.Alone() {
-		b, err = n.proto.Batched(ctx, a, mOp, cluster.Encode(req))
+	if a != "" && !e.proto.Alone() {
+		b, err = e.proto.Batched(ctx, a, mOp, cluster.Encode(req))
 	}
 	if err != nil {
 		switch {
@@ -113,7 +113,7 @@ func (n *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 	case codeOK:
 		return res, nil
 	case codeMoved, codeNotReady:
-		n.proto.AskFetch(n.proto.Addr(owner))
+		e.proto.AskFetch(e.proto.Addr(owner))
 		return res, errRoute{fmt.Errorf("stowage: partition moved from %s: %s", owner, ans.Msg)}
 	case codeRefused:
 		return res, fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, ans.Msg)
@@ -124,9 +124,9 @@ func (n *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 // casRemote runs a function operation on a remote owner: read the entry
 // with its version, decide here, and write only if the entry is unchanged
 // (else read again).
-func (n *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
+func (e *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
 	for {
-		r, err := n.remote(ctx, owner, c, key, &op{kind: opGet})
+		r, err := e.remote(ctx, owner, c, key, &op{kind: opGet})
 		if err != nil {
 			return r, err
 		}
@@ -134,7 +134,7 @@ func (n *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []
 		if !dd.Write || (dd.Delete && !r.had) {
 			return opResult{old: r.old, had: r.had, ver: r.ver, wrote: dd.Write}, nil
 		}
-		w, err := n.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.Value, del: dd.Delete, expOK: r.had, expVer: r.ver})
+		w, err := e.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.Value, del: dd.Delete, expOK: r.had, expVer: r.ver})
 		if err != nil {
 			return w, err
 		}
@@ -177,34 +177,34 @@ func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, erro
 }
 
 // byOwner groups partitions by their owner in the current table.
-func (n *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
+func (e *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-chan struct{}, error) {
 	out := map[string][]int{}
 	for _, p := range ps {
-		o, err := n.proto.OwnerOf(ctx, p)
+		o, err := e.proto.OwnerOf(ctx, p)
 		if err != nil {
 			return nil, nil, err
 		}
 		out[o] = append(out[o], p)
 	}
-	_, ch := n.proto.Table()
+	_, ch := e.proto.Table()
 	return out, ch, nil
 }
 
 // scatter runs fn on every partition's owner: locally or remote, and
 // again for partitions that moved meanwhile.
-func (n *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
-	ctx, cancel := withTimeout(ctx, n.cfg.OpTimeout)
+func (e *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
+	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
 	defer cancel()
 	if err := c.waitEager(ctx); err != nil {
 		return err
 	}
-	ps := make([]int, n.parts)
+	ps := make([]int, e.parts)
 	for i := range ps {
 		ps[i] = i
 	}
 	delay := time.Millisecond
 	for len(ps) > 0 {
-		groups, tabCh, err := n.byOwner(ctx, ps)
+		groups, tabCh, err := e.byOwner(ctx, ps)
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (n *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) erro
 		sort.Strings(owners)
 		var again []int
 		for _, o := range owners {
-			if o == n.proto.Self() {
+			if o == e.proto.Self() {
 				for _, p := range groups[o] {
 					if err := local(p); err != nil {
 						if !isMoved(err) {
@@ -252,7 +252,7 @@ func (n *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) erro
 
 // rangeAll calls fn for each entry of map c, partition by partition, on
 // copies, so fn may call the map.
-func (n *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v []byte) bool) error {
+func (e *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v []byte) bool) error {
 	stop := errors.New("stop")
 	each := func(es []backup.Entry) error {
 		for _, e := range es {
@@ -262,14 +262,14 @@ func (n *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v [
 		}
 		return nil
 	}
-	err := n.scatter(ctx, c, func(p int) error {
+	err := e.scatter(ctx, c, func(p int) error {
 		es, err := c.ownedEntries(ctx, p)
 		if err != nil {
 			return err
 		}
 		return each(es)
 	}, func(owner string, ps []int) ([]int, error) {
-		b, err := n.proto.CallMember(ctx, owner, mScan, scanReq{Map: c.name, Parts: ps})
+		b, err := e.proto.CallMember(ctx, owner, mScan, scanReq{Map: c.name, Parts: ps})
 		if err != nil {
 			return nil, errRoute{err}
 		}
@@ -289,10 +289,10 @@ func (n *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v [
 }
 
 // size counts map c's entries over every owner.
-func (n *Engine) size(ctx context.Context, c *heldMap) (int, error) {
+func (e *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 	total := 0
-	err := n.scatter(ctx, c, func(p int) error {
-		if err := n.repl.Replica(p).EnterRead(ctx); err != nil {
+	err := e.scatter(ctx, c, func(p int) error {
+		if err := e.repl.Replica(p).EnterRead(ctx); err != nil {
 			return err
 		}
 		c := c.resolve()
@@ -305,7 +305,7 @@ func (n *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 		total += c.size(c.parts[p])
 		return nil
 	}, func(owner string, ps []int) ([]int, error) {
-		b, err := n.proto.CallMember(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
+		b, err := e.proto.CallMember(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
 		if err != nil {
 			return nil, errRoute{err}
 		}
@@ -323,7 +323,7 @@ func (n *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 }
 
 // get reads key of map c at its owner.
-func (n *Engine) get(ctx context.Context, c *heldMap, key []byte) ([]byte, mapstore.Version, bool, error) {
-	r, err := n.do(ctx, c, key, &op{kind: opGet})
+func (e *Engine) get(ctx context.Context, c *heldMap, key []byte) ([]byte, mapstore.Version, bool, error) {
+	r, err := e.do(ctx, c, key, &op{kind: opGet})
 	return r.old, r.ver, r.had, err
 }
