@@ -114,35 +114,6 @@ func validIDs(pipelineID int, checkpointID int64) error {
 	return nil
 }
 
-// encode frames st as a checkpoint file.
-func encode(st PipelineState) []byte {
-	n := len(st.States)
-	chunks := (n + chunkSize - 1) / chunkSize
-	created := st.Created
-	if created.IsZero() {
-		created = time.Now()
-	}
-	h := binary.AppendUvarint(nil, FormatVersion)
-	h = binary.AppendUvarint(h, uint64(len(st.JobID)))
-	h = append(h, st.JobID...)
-	h = binary.AppendUvarint(h, uint64(st.PipelineID))
-	h = binary.AppendUvarint(h, uint64(st.CheckpointID))
-	h = binary.AppendUvarint(h, uint64(n))
-	h = binary.AppendUvarint(h, uint64(chunks))
-	h = binary.AppendVarint(h, created.UnixNano())
-
-	out := make([]byte, 0, record.Size(len(h))+n+chunks*record.HeaderSize+record.Size(32))
-	out = record.Append(out, typeHeader, h)
-	for off := 0; off < n; off += chunkSize {
-		end := min(off+chunkSize, n)
-		out = record.Append(out, typeChunk, st.States[off:end])
-	}
-	t := binary.AppendUvarint(nil, uint64(n))
-	t = binary.LittleEndian.AppendUint32(t, record.Checksum(st.States))
-	t = binary.AppendUvarint(t, uint64(chunks))
-	return record.Append(out, typeTrailer, t)
-}
-
 // decodeError locates the first problem found in a checkpoint file.
 type decodeError struct {
 	Offset int64
@@ -213,8 +184,9 @@ func (r *payloadReader) uint32() uint32 {
 }
 
 // decode parses a whole checkpoint file strictly: header, exactly the
-// announced chunks, trailer, and nothing after it. The returned States is
-// a fresh copy.
+// announced chunks, trailer, and nothing after it. A state of one chunk is
+// returned in place: States then aliases b (whose owner is the caller, who
+// read the file into it); a longer state is copied out of its chunks.
 func decode(b []byte) (PipelineState, *decodeError) {
 	var st PipelineState
 	off := 0
@@ -259,7 +231,9 @@ func decode(b []byte) (PipelineState, *decodeError) {
 	}
 	st.JobID, st.PipelineID, st.CheckpointID = string(job), int(pipe), int64(cid)
 	st.Created = time.Unix(0, created)
-	st.States = make([]byte, 0, n)
+	if chunks != 1 {
+		st.States = make([]byte, 0, n)
+	}
 	for i := uint64(0); i < chunks; i++ {
 		cf, derr := next(typeChunk, "state chunk")
 		if derr != nil {
@@ -268,7 +242,11 @@ func decode(b []byte) (PipelineState, *decodeError) {
 		if uint64(len(st.States))+uint64(len(cf.Payload)) > n {
 			return st, &decodeError{Offset: int64(off - record.Size(len(cf.Payload))), Reason: "state chunks exceed the announced state length"}
 		}
-		st.States = append(st.States, cf.Payload...)
+		if chunks == 1 {
+			st.States = cf.Payload // capacity ends with it: appends cannot reach the trailer
+		} else {
+			st.States = append(st.States, cf.Payload...)
+		}
 	}
 	tf, derr := next(typeTrailer, "trailer")
 	if derr != nil {

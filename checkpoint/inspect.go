@@ -190,7 +190,7 @@ func List(ctx context.Context, fsys fsbackend.FS, namespace, job string) ([]Chec
 // check reads one listed file and fills in what reading tells.
 func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (CheckpointInfo, PipelineState, error) {
 	ci := CheckpointInfo{Job: job, Pipeline: e.pipeline, CheckpointID: e.id, File: ns + e.name, Size: e.size}
-	st, err := readCheckpoint(ctx, sub, ns, e.name, job, e.pipeline, e.id)
+	st, _, err := finder{fs: sub, ns: ns}.read(ctx, job, e.pipeline, e.id)
 	var ce *CorruptError
 	switch {
 	case err == nil:
@@ -218,38 +218,43 @@ func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipelin
 	if err != nil {
 		return CheckpointInfo{}, nil, err
 	}
-	_, byJob, _, err := listNamespace(ctx, sub, ns, job)
-	if err != nil {
-		return CheckpointInfo{}, nil, err
-	}
-	files := byJob[job].files
-	var skipped []Damage
-	for i := len(files) - 1; i >= 0; i-- {
-		e := files[i]
-		if e.pipeline != pipeline || (checkpointID != Latest && e.id != checkpointID) {
-			continue
+	if checkpointID != Latest {
+		if err := validIDs(pipeline, checkpointID); err != nil {
+			return CheckpointInfo{}, nil, err
 		}
-		ci, st, err := check(ctx, sub, ns, job, e)
-		if errors.Is(err, ErrNotFound) && checkpointID == Latest {
-			continue // deleted since the listing (retention)
+		name := job + "/" + FileName(pipeline, checkpointID)
+		fi, err := sub.Stat(ctx, name)
+		if errors.Is(err, fsbackend.ErrNotExist) {
+			return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)
 		}
+		if err != nil {
+			return CheckpointInfo{}, nil, fmt.Errorf("stowage/checkpoint: stat %s: %w", ns+name, err)
+		}
+		ci, st, err := check(ctx, sub, ns, job, entry{pipeline: pipeline, id: checkpointID, name: name, size: fi.Size})
 		if err != nil {
 			return ci, nil, err
 		}
-		if ci.CRC == CRCBad && checkpointID == Latest {
-			skipped = append(skipped, *ci.Damage)
-			continue
-		}
-		ci.Skipped = skipped
 		return ci, st.States, nil
 	}
-	if checkpointID == Latest {
-		if len(skipped) > 0 {
-			return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint (%d damaged, the latest %s)", ErrNotFound, job, pipeline, len(skipped), skipped[0].File)
-		}
-		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint", ErrNotFound, job, pipeline)
+	// The latest: found as the storage finds it.
+	var skipped []Damage
+	f := finder{fs: sub, ns: ns, report: func(d Damage) { skipped = append(skipped, d) }}
+	v, err := f.view(ctx, job)
+	if err != nil {
+		return CheckpointInfo{}, nil, err
 	}
-	return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)
+	st, size, err := f.latest(ctx, v, pipeline)
+	if errors.Is(err, ErrNotFound) && len(skipped) > 0 {
+		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint (%d damaged, the latest %s)", ErrNotFound, job, pipeline, len(skipped), skipped[0].File)
+	}
+	if err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	ci := CheckpointInfo{
+		Job: job, Pipeline: pipeline, CheckpointID: st.CheckpointID, File: ns + job + "/" + FileName(pipeline, st.CheckpointID), Size: size,
+		StateLength: int64(len(st.States)), Created: st.Created, CRC: CRCOK, Skipped: skipped,
+	}
+	return ci, st.States, nil
 }
 
 // Verify reads every checkpoint file of the namespace (or of one job) and

@@ -1,0 +1,133 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// frames is a checkpoint file as the pieces that make it up, in order:
+// framing bytes built here and slices of the caller's state, which is
+// neither copied nor modified. Writing the pieces one after the other
+// writes the file.
+type frames struct {
+	pieces [][]byte
+	size   int64
+}
+
+// frame lays st out as a checkpoint file (FORMAT.md).
+func frame(st PipelineState) frames {
+	n := len(st.States)
+	chunks := (n + chunkSize - 1) / chunkSize
+	created := st.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	h := make([]byte, 0, 64+len(st.JobID))
+	h = binary.AppendUvarint(h, FormatVersion)
+	h = binary.AppendUvarint(h, uint64(len(st.JobID)))
+	h = append(h, st.JobID...)
+	h = binary.AppendUvarint(h, uint64(st.PipelineID))
+	h = binary.AppendUvarint(h, uint64(st.CheckpointID))
+	h = binary.AppendUvarint(h, uint64(n))
+	h = binary.AppendUvarint(h, uint64(chunks))
+	h = binary.AppendVarint(h, created.UnixNano())
+
+	// One buffer for every piece that is not state: the header frame,
+	// each chunk's frame header and the trailer frame.
+	buf := make([]byte, 0, record.Size(len(h))+chunks*record.HeaderSize+record.Size(32))
+	f := frames{pieces: make([][]byte, 0, 2*chunks+2)}
+	buf = record.Append(buf, typeHeader, h)
+	start := 0
+	for off := 0; off < n; off += chunkSize {
+		chunk := st.States[off:min(off+chunkSize, n)]
+		buf = record.AppendHeader(buf, typeChunk, chunk)
+		f.pieces = append(f.pieces, buf[start:len(buf):len(buf)], chunk)
+		start = len(buf)
+	}
+	t := make([]byte, 0, 32)
+	t = binary.AppendUvarint(t, uint64(n))
+	t = binary.LittleEndian.AppendUint32(t, record.Checksum(st.States))
+	t = binary.AppendUvarint(t, uint64(chunks))
+	buf = record.Append(buf, typeTrailer, t)
+	f.pieces = append(f.pieces, buf[start:])
+	for _, p := range f.pieces {
+		f.size += int64(len(p))
+	}
+	return f
+}
+
+// encode returns st's checkpoint file in one slice.
+func encode(st PipelineState) []byte {
+	f := frame(st)
+	out := make([]byte, 0, f.size)
+	for _, p := range f.pieces {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// writeTo writes the file to w.
+func (f frames) writeTo(w io.Writer) error {
+	for _, p := range f.pieces {
+		if len(p) == 0 {
+			continue
+		}
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readBackSize is how much of a file a read-back holds at a time.
+const readBackSize = 256 << 10
+
+var readBackBufs = sync.Pool{New: func() any { b := make([]byte, readBackSize); return &b }}
+
+// readBack reads name and reports whether it holds exactly these frames,
+// reading it in pieces into a pooled buffer rather than whole.
+func (f frames) readBack(ctx context.Context, fsys fsbackend.FS, name string) (bool, error) {
+	r, err := fsys.Open(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	if r.Size() != f.size {
+		return false, nil
+	}
+	bp := readBackBufs.Get().(*[]byte)
+	defer readBackBufs.Put(bp)
+	buf := *bp
+	var off int64
+	piece, in := 0, 0 // the next byte expected is f.pieces[piece][in]
+	for off < f.size {
+		n := int(min(int64(len(buf)), f.size-off))
+		got, err := r.ReadAt(buf[:n], off)
+		if got < n {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return false, fmt.Errorf("read back at offset %d: %w", off, err)
+		}
+		for b := buf[:n]; len(b) > 0; {
+			for in == len(f.pieces[piece]) {
+				piece, in = piece+1, 0
+			}
+			k := min(len(b), len(f.pieces[piece])-in)
+			if !bytes.Equal(b[:k], f.pieces[piece][in:in+k]) {
+				return false, nil
+			}
+			b, in = b[k:], in+k
+		}
+		off += int64(n)
+	}
+	return true, nil
+}
