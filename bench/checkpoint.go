@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stowage/stowage/checkpoint"
 	"github.com/stowage/stowage/fsbackend"
@@ -23,11 +26,17 @@ type CheckpointResult struct {
 	Store       time.Duration // median StoreCheckpoint latency
 	StoreP90    time.Duration
 	Raw         time.Duration // median fsbackend.WriteFileAtomic of the same bytes
+	// RawFloor is the median of the least a durable atomic write can do:
+	// write to a new file, fdatasync, rename, fsync the directory (os
+	// calls, no fsbackend).
+	RawFloor time.Duration
 
 	Checkpoints int           // checkpoints of the pipeline searched for its latest
 	Latest      time.Duration // median GetLatestCheckpointByJobAndPipeline
-	List        time.Duration // median listing of the job's directory: the floor
+	List        time.Duration // median listing of the job's directory
 	FilesOpened float64       // files opened per latest lookup
+	// Lists and Stats are the List and Stat calls per latest lookup.
+	Lists, Stats float64
 }
 
 // Checkpoints measures, on the local disk under dir, the latency of storing
@@ -79,6 +88,9 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 		}
 	}
 	res.Raw = quantile(took, 0.5)
+	if res.RawFloor, err = rawFloor(filepath.Join(dir, "floor"), state, stores); err != nil {
+		return res, err
+	}
 
 	if err := writeCheckpoints(ctx, filepath.Join(dir, "latest"), n); err != nil {
 		return res, err
@@ -96,7 +108,7 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 	defer ls.Close()
 	const rounds = 7
 	var latest, list []time.Duration
-	opened := counted.Calls(errorfs.OpOpen)
+	opened, lists, stats := counted.Calls(errorfs.OpOpen), counted.Calls(errorfs.OpList), counted.Calls(errorfs.OpStat)
 	for range rounds {
 		start := time.Now()
 		st, err := ls.GetLatestCheckpointByJobAndPipeline(ctx, "bench", 1)
@@ -107,13 +119,18 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 			return res, fmt.Errorf("latest of %d checkpoints: got checkpoint %d", n, st.CheckpointID)
 		}
 		latest = append(latest, time.Since(start))
-		start = time.Now()
+		list = append(list, time.Since(start))
+	}
+	res.FilesOpened = float64(counted.Calls(errorfs.OpOpen)-opened) / rounds
+	res.Lists = float64(counted.Calls(errorfs.OpList)-lists) / rounds
+	res.Stats = float64(counted.Calls(errorfs.OpStat)-stats) / rounds
+	for range rounds {
+		start := time.Now()
 		if _, err := base.List(ctx, "latest/bench"); err != nil {
 			return res, err
 		}
 		list = append(list, time.Since(start))
 	}
-	res.FilesOpened = float64(counted.Calls(errorfs.OpOpen)-opened) / rounds
 	res.Latest, res.List = quantile(latest, 0.5), quantile(list, 0.5)
 	return res, nil
 }
@@ -122,15 +139,22 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 // under dir/latest: stored through the storage on a memory FS, then copied
 // to disk without a sync each, which keeps the setup short.
 func writeCheckpoints(ctx context.Context, dir string, n int) error {
+	return writeJob(ctx, dir, "latest", "bench", n)
+}
+
+// writeJob stores n checkpoints of 4 KiB of job pipeline 1 in namespace
+// /ns/ of a memory FS and copies every file the storage wrote to dir
+// (dir/ns/job/...) without a sync each; the caller syncs if it needs to.
+func writeJob(ctx context.Context, dir, ns, job string, n int) error {
 	mem := memfs.New()
 	defer mem.Close()
-	s, err := checkpoint.Open(ctx, checkpoint.Options{FS: mem, Namespace: "/latest/", MaxRetained: checkpoint.KeepAll})
+	s, err := checkpoint.Open(ctx, checkpoint.Options{FS: mem, Namespace: "/" + ns + "/", MaxRetained: checkpoint.KeepAll})
 	if err != nil {
 		return err
 	}
 	state := make([]byte, 4096)
 	for id := 1; id <= n; id++ {
-		if _, err := s.StoreCheckpoint(ctx, checkpoint.PipelineState{JobID: "bench", PipelineID: 1, CheckpointID: int64(id), States: state}); err != nil {
+		if _, err := s.StoreCheckpoint(ctx, checkpoint.PipelineState{JobID: job, PipelineID: 1, CheckpointID: int64(id), States: state}); err != nil {
 			s.Close()
 			return err
 		}
@@ -138,12 +162,8 @@ func writeCheckpoints(ctx context.Context, dir string, n int) error {
 	if err := s.Close(); err != nil {
 		return err
 	}
-	fis, err := mem.List(ctx, "latest/bench")
+	fis, err := mem.List(ctx, ns+"/"+job)
 	if err != nil {
-		return err
-	}
-	out := filepath.Join(dir, "latest", "bench")
-	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	for _, fi := range fis {
@@ -151,7 +171,11 @@ func writeCheckpoints(ctx context.Context, dir string, n int) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, filepath.Base(filepath.FromSlash(fi.Name))), data, 0o644); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(fi.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -165,4 +189,128 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
+}
+
+// rawFloor times the least a durable atomic write of state can do, stores
+// times: a new file written, fdatasync'd and closed, renamed, and its
+// directory fsync'd once; it returns the median.
+func rawFloor(dir string, state []byte, stores int) (time.Duration, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	var took []time.Duration
+	for i := range stores {
+		final := filepath.Join(dir, fmt.Sprintf("%d", i))
+		start := time.Now()
+		f, err := os.OpenFile(final+".tmp", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := f.Write(state); err != nil {
+			f.Close()
+			return 0, err
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			f.Close()
+			return 0, err
+		}
+		if err := f.Close(); err != nil {
+			return 0, err
+		}
+		if err := os.Rename(final+".tmp", final); err != nil {
+			return 0, err
+		}
+		if err := fsyncDir(dir); err != nil {
+			return 0, err
+		}
+		took = append(took, time.Since(start))
+		if i >= 20 {
+			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("%d", i-20)))
+		}
+	}
+	return quantile(took, 0.5), nil
+}
+
+func fsyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// DeleteResult holds the measurement of deleting a job.
+type DeleteResult struct {
+	Checkpoints int           // checkpoints of the job deleted
+	Rounds      int           // jobs deleted
+	Delete      time.Duration // median DeleteCheckpoint of the job
+	// Raw is the median of removing the same files with os.Remove and
+	// fsyncing their directories once: the speed of the disk.
+	Raw time.Duration
+}
+
+// CheckpointDelete measures, on the local disk under dir, deleting a job of
+// n checkpoints of 4 KiB (laid out as the storage writes them, then
+// flushed to disk with sync(2)) with DeleteCheckpoint, against removing
+// the same files directly.
+func CheckpointDelete(ctx context.Context, dir string, n, rounds int) (DeleteResult, error) {
+	res := DeleteResult{Checkpoints: n, Rounds: rounds}
+	fsys, err := local.New(dir)
+	if err != nil {
+		return res, err
+	}
+	defer fsys.Close()
+	s, err := checkpoint.Open(ctx, checkpoint.Options{FS: fsys, Namespace: "/del/", MaxRetained: checkpoint.KeepAll})
+	if err != nil {
+		return res, err
+	}
+	defer s.Close()
+	var took, raw []time.Duration
+	for r := range rounds {
+		job := fmt.Sprintf("job-%d", r)
+		if err := writeJob(ctx, dir, "del", job, n); err != nil {
+			return res, err
+		}
+		unix.Sync()
+		start := time.Now()
+		if err := s.DeleteCheckpoint(ctx, job); err != nil {
+			return res, err
+		}
+		took = append(took, time.Since(start))
+		if left, err := fsys.List(ctx, "del/"+job); err != nil || len(left) != 0 {
+			return res, fmt.Errorf("after deleting job %s: %d files left (%v)", job, len(left), err)
+		}
+
+		// The reference: the same files, removed and synced directly.
+		if err := writeJob(ctx, dir, "raw", job, n); err != nil {
+			return res, err
+		}
+		unix.Sync()
+		root := filepath.Join(dir, "raw", job)
+		start = time.Now()
+		dirs := map[string]bool{}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			dirs[filepath.Dir(p)] = true
+			return os.Remove(p)
+		})
+		if err != nil {
+			return res, err
+		}
+		for d := range dirs {
+			if err := fsyncDir(d); err != nil {
+				return res, err
+			}
+		}
+		raw = append(raw, time.Since(start))
+		if err := os.RemoveAll(root); err != nil {
+			return res, err
+		}
+	}
+	res.Delete, res.Raw = quantile(took, 0.5), quantile(raw, 0.5)
+	return res, nil
 }
