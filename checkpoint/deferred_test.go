@@ -1,0 +1,103 @@
+package checkpoint_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stowage/stowage/checkpoint"
+	"github.com/stowage/stowage/checkpoint/checkpointtest"
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// syncCounter counts what the storage does on the local disk: directory
+// syncs, removals through the FS (each syncs its directory and tries to
+// remove emptied parents) and through the Deferred view (neither).
+type syncCounter struct {
+	mu                      sync.Mutex
+	syncDirs                []string
+	removes, deferredRemove int
+}
+
+func (c *syncCounter) take() (syncDirs []string, removes, deferredRemoves int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	syncDirs, removes, deferredRemoves = c.syncDirs, c.removes, c.deferredRemove
+	c.syncDirs, c.removes, c.deferredRemove = nil, 0, 0
+	return
+}
+
+type countingFS struct {
+	fsbackend.FS
+	c        *syncCounter
+	deferred bool
+}
+
+func (f *countingFS) Remove(ctx context.Context, name string) error {
+	f.c.mu.Lock()
+	if f.deferred {
+		f.c.deferredRemove++
+	} else {
+		f.c.removes++
+	}
+	f.c.mu.Unlock()
+	return f.FS.Remove(ctx, name)
+}
+
+func (f *countingFS) Deferred() fsbackend.FS {
+	return &countingFS{FS: f.FS.(fsbackend.DirSyncer).Deferred(), c: f.c, deferred: true}
+}
+
+func (f *countingFS) SyncDir(ctx context.Context, dir string) error {
+	f.c.mu.Lock()
+	f.c.syncDirs = append(f.c.syncDirs, dir)
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.DirSyncer).SyncDir(ctx, dir)
+}
+
+// TestLocalSyncsOncePerCall: on the local disk a store syncs the job's
+// directory once, retention's deletions included, and deleting a job syncs
+// a fixed number of directories and removes one file (the last) through
+// the syncing, directory-pruning Remove, whatever the number of files.
+func TestLocalSyncsOncePerCall(t *testing.T) {
+	c := &syncCounter{}
+	fsys := &countingFS{FS: newLocal(t), c: c}
+	s := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: 3})
+	mustStore(t, s, checkpointtest.State("j", 1, 1))
+	syncs, removes, _ := c.take()
+	if fmt.Sprint(syncs) != "[checkpointtest/j/latest checkpointtest/j]" || removes != 0 {
+		t.Fatalf("first store of a job: synced %v, %d syncing removes; want the latest directory (its markers) and the job's", syncs, removes)
+	}
+	for id := int64(2); id <= 10; id++ {
+		mustStore(t, s, checkpointtest.State("j", 1, id))
+		syncs, removes, deferred := c.take()
+		wantDeferred := 1 // the superseded pointer
+		if id > 3 {
+			wantDeferred = 2 // and the retired checkpoint
+		}
+		if fmt.Sprint(syncs) != "[checkpointtest/j]" || removes != 0 || deferred != wantDeferred {
+			t.Fatalf("store %d: synced %v, %d syncing and %d deferred removes; want the job's directory once, 0 and %d", id, syncs, removes, deferred, wantDeferred)
+		}
+	}
+
+	for _, n := range []int{10, 200} {
+		job := fmt.Sprintf("del-%d", n)
+		k := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
+		for id := int64(1); id <= int64(n); id++ {
+			mustStore(t, k, checkpointtest.State(job, 1, id))
+		}
+		c.take()
+		if err := k.DeleteCheckpoint(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		syncs, removes, deferred := c.take()
+		latest := "checkpointtest/" + job + "/latest"
+		if want := fmt.Sprint([]string{latest, "checkpointtest/" + job, latest}); fmt.Sprint(syncs) != want || removes != 1 || deferred != n+3 {
+			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes; want %s, 1 and %d", n, syncs, removes, deferred, want, n+3)
+		}
+		if fis, err := fsys.List(ctx, "checkpointtest/"+job); err != nil || len(fis) != 0 {
+			t.Fatalf("after deleting job %s: %v, %v", job, fis, err)
+		}
+	}
+}
