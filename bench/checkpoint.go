@@ -28,8 +28,10 @@ type CheckpointResult struct {
 	Raw         time.Duration // median fsbackend.WriteFileAtomic of the same bytes
 	// RawFloor is the median of the least a durable atomic write can do:
 	// write to a new file, fdatasync, rename, fsync the directory (os
-	// calls, no fsbackend).
-	RawFloor time.Duration
+	// calls, no fsbackend). RawFloorRetire is the same with the file
+	// MaxRetained writes back removed before the directory sync, which is
+	// what a store past the retention limit has to do as well.
+	RawFloor, RawFloorRetire time.Duration
 
 	Checkpoints int           // checkpoints of the pipeline searched for its latest
 	Latest      time.Duration // median GetLatestCheckpointByJobAndPipeline
@@ -60,37 +62,53 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 	if err != nil {
 		return res, err
 	}
+	defer s.Close()
 	res.MaxRetained = s.MaxRetained()
-	var took []time.Duration
+	floor, retiring := filepath.Join(dir, "floor"), filepath.Join(dir, "floor-retiring")
+	for _, d := range []string{floor, retiring} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return res, err
+		}
+	}
+	// One of each per round, so that load from elsewhere on the machine
+	// falls on all three alike.
+	var took, raw, floorTook, retireTook []time.Duration
 	for i := range stores {
 		start := time.Now()
 		_, err := s.StoreCheckpoint(ctx, checkpoint.PipelineState{JobID: "bench", PipelineID: 1, CheckpointID: int64(i + 1), States: state})
 		if err != nil {
-			s.Close()
 			return res, err
 		}
 		took = append(took, time.Since(start))
-	}
-	if err := s.Close(); err != nil {
-		return res, err
-	}
-	res.Store, res.StoreP90 = quantile(took, 0.5), quantile(took, 0.9)
-	took = took[:0]
-	for i := range stores {
+
 		name := fmt.Sprintf("raw/%d", i)
-		start := time.Now()
+		start = time.Now()
 		if err := fsbackend.WriteFileAtomic(ctx, fsys, name, "tmp", state); err != nil {
 			return res, err
 		}
-		took = append(took, time.Since(start))
+		raw = append(raw, time.Since(start))
 		if i >= res.MaxRetained {
 			_ = fsys.Remove(ctx, fmt.Sprintf("raw/%d", i-res.MaxRetained))
 		}
+
+		d, err := rawFloor(floor, fmt.Sprint(i), state, "")
+		if err != nil {
+			return res, err
+		}
+		floorTook = append(floorTook, d)
+		if i >= res.MaxRetained {
+			_ = os.Remove(filepath.Join(floor, fmt.Sprint(i-res.MaxRetained)))
+			d, err := rawFloor(retiring, fmt.Sprint(i), state, fmt.Sprint(i-res.MaxRetained))
+			if err != nil {
+				return res, err
+			}
+			retireTook = append(retireTook, d)
+		} else if _, err := rawFloor(retiring, fmt.Sprint(i), state, ""); err != nil {
+			return res, err
+		}
 	}
-	res.Raw = quantile(took, 0.5)
-	if res.RawFloor, err = rawFloor(filepath.Join(dir, "floor"), state, stores); err != nil {
-		return res, err
-	}
+	res.Store, res.StoreP90 = quantile(took, 0.5), quantile(took, 0.9)
+	res.Raw, res.RawFloor, res.RawFloorRetire = quantile(raw, 0.5), quantile(floorTook, 0.5), quantile(retireTook, 0.5)
 
 	if err := writeCheckpoints(ctx, filepath.Join(dir, "latest"), n); err != nil {
 		return res, err
@@ -191,45 +209,41 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
-// rawFloor times the least a durable atomic write of state can do, stores
-// times: a new file written, fdatasync'd and closed, renamed, and its
-// directory fsync'd once; it returns the median.
-func rawFloor(dir string, state []byte, stores int) (time.Duration, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// rawFloor writes state durably and atomically to dir/name the least way
+// there is: a new file written, fdatasync'd and closed, renamed, and the
+// directory fsync'd once; when retire is not "", that file (an older one)
+// is also removed, before the directory sync, as retention does. It
+// returns how long that took.
+func rawFloor(dir, name string, state []byte, retire string) (time.Duration, error) {
+	final := filepath.Join(dir, name)
+	start := time.Now()
+	f, err := os.OpenFile(final+".tmp", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(dir)
-	var took []time.Duration
-	for i := range stores {
-		final := filepath.Join(dir, fmt.Sprintf("%d", i))
-		start := time.Now()
-		f, err := os.OpenFile(final+".tmp", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
+	if _, err := f.Write(state); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(final+".tmp", final); err != nil {
+		return 0, err
+	}
+	if retire != "" {
+		if err := os.Remove(filepath.Join(dir, retire)); err != nil {
 			return 0, err
-		}
-		if _, err := f.Write(state); err != nil {
-			f.Close()
-			return 0, err
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			f.Close()
-			return 0, err
-		}
-		if err := f.Close(); err != nil {
-			return 0, err
-		}
-		if err := os.Rename(final+".tmp", final); err != nil {
-			return 0, err
-		}
-		if err := fsyncDir(dir); err != nil {
-			return 0, err
-		}
-		took = append(took, time.Since(start))
-		if i >= 20 {
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("%d", i-20)))
 		}
 	}
-	return quantile(took, 0.5), nil
+	if err := fsyncDir(dir); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
 }
 
 func fsyncDir(dir string) error {

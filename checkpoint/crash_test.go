@@ -89,19 +89,21 @@ func storeRange(ctx context.Context, s checkpoint.Storage, job string, pipeline 
 	return nil
 }
 
-// pointerMove accepts the creation of a pipeline-1 pointer at id (not a
-// 'list' pointer): after the checkpoint's rename, before the pointer moves.
+// pointerMove accepts the move (a rename, or a create) of a pipeline-1
+// pointer to id: after the checkpoint's rename, before the pointer moves.
 func pointerMove(id int64) func(op, name string) bool {
 	suffix := fmt.Sprintf("-c%019d", id)
 	return func(op, name string) bool {
-		return op == "create" && strings.Contains(name, "/latest/p0000000001-s") && strings.HasSuffix(name, suffix)
+		return (op == "rename" || op == "create") && strings.Contains(name, "/latest/p0000000001-s") && strings.HasSuffix(name, suffix)
 	}
 }
 
-// removal accepts the removal of a checkpoint file of pipeline 1.
+// removal accepts the removal of a checkpoint file of pipeline 1, or its
+// retirement (a rename to a name that is no checkpoint's).
 func removal(id int64) func(op, name string) bool {
 	return func(op, name string) bool {
-		return op == "remove" && strings.HasSuffix(name, "/"+checkpoint.FileName(1, id))
+		return (op == "remove" && strings.HasSuffix(name, "/"+checkpoint.FileName(1, id))) ||
+			(op == "rename" && strings.HasSuffix(name, "/"+checkpoint.FileName(1, id)+".retired"))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -87,13 +86,12 @@ func (f frames) writeTo(w io.Writer) error {
 	return nil
 }
 
-// readBackSize is how much of a file a read-back holds at a time.
-const readBackSize = 256 << 10
-
-var readBackBufs = sync.Pool{New: func() any { b := make([]byte, readBackSize); return &b }}
-
-// readBack reads name and reports whether it holds exactly these frames,
-// reading it in pieces into a pooled buffer rather than whole.
+// readBack checks that name holds these frames as far as its size, its
+// first piece (the header frame, which names the job, pipeline and
+// checkpoint) and its last (the trailer frame, with the state's length and
+// CRC-32C) tell: a file that is torn, short, long or someone else's fails.
+// It does not read the state again, which would copy the whole state once
+// more (and on an object store download it).
 func (f frames) readBack(ctx context.Context, fsys fsbackend.FS, name string) (bool, error) {
 	r, err := fsys.Open(ctx, name)
 	if err != nil {
@@ -103,31 +101,20 @@ func (f frames) readBack(ctx context.Context, fsys fsbackend.FS, name string) (b
 	if r.Size() != f.size {
 		return false, nil
 	}
-	bp := readBackBufs.Get().(*[]byte)
-	defer readBackBufs.Put(bp)
-	buf := *bp
-	var off int64
-	piece, in := 0, 0 // the next byte expected is f.pieces[piece][in]
-	for off < f.size {
-		n := int(min(int64(len(buf)), f.size-off))
-		got, err := r.ReadAt(buf[:n], off)
-		if got < n {
+	check := func(want []byte, off int64) (bool, error) {
+		got := make([]byte, len(want))
+		n, err := r.ReadAt(got, off)
+		if n < len(got) {
 			if err == nil {
 				err = io.ErrUnexpectedEOF
 			}
 			return false, fmt.Errorf("read back at offset %d: %w", off, err)
 		}
-		for b := buf[:n]; len(b) > 0; {
-			for in == len(f.pieces[piece]) {
-				piece, in = piece+1, 0
-			}
-			k := min(len(b), len(f.pieces[piece])-in)
-			if !bytes.Equal(b[:k], f.pieces[piece][in:in+k]) {
-				return false, nil
-			}
-			b, in = b[k:], in+k
-		}
-		off += int64(n)
+		return bytes.Equal(got, want), nil
 	}
-	return true, nil
+	first, last := f.pieces[0], f.pieces[len(f.pieces)-1]
+	if ok, err := check(first, 0); !ok || err != nil {
+		return false, err
+	}
+	return check(last, f.size-int64(len(last)))
 }

@@ -31,6 +31,11 @@ type FileStorage struct {
 	onDamage func(Damage)
 	jobs     nameLocks // one store or delete of a job at a time
 
+	reapMu     sync.Mutex // guards sending on reap against closing it
+	reap       chan string
+	reapClosed bool
+	reapers    sync.WaitGroup
+
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions
 	closing chan struct{}
@@ -82,8 +87,10 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
 		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
-		closing: make(chan struct{}), queue: make(chan *task, q),
+		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan string, reapQueue),
 	}
+	s.reapers.Add(1)
+	go s.reaper()
 	s.workers.Add(w)
 	for range w {
 		go s.worker()

@@ -35,6 +35,9 @@ var chunkSize = 16 << 20
 const (
 	nameSuffix = ".ckpt"
 	tmpMarker  = ".tmp-"
+	// retiredSuffix marks a checkpoint file retention retired (renamed,
+	// to be deleted in the background): no longer a checkpoint.
+	retiredSuffix = ".retired"
 	// len("p") + 10 + len("-c") + 19 + len(".ckpt")
 	nameLen = 1 + 10 + 2 + 19 + len(nameSuffix)
 )
@@ -67,6 +70,15 @@ func ParseFileName(name string) (pipelineID int, checkpointID int64, ok bool) {
 // checkpoint file: FileName + ".tmp-" + suffix.
 func parseTempName(name string) (pipelineID int, checkpointID int64, ok bool) {
 	if len(name) <= nameLen+len(tmpMarker) || name[nameLen:nameLen+len(tmpMarker)] != tmpMarker {
+		return 0, 0, false
+	}
+	return ParseFileName(name[:nameLen])
+}
+
+// parseRetiredName recognises a retired checkpoint file: FileName +
+// ".retired".
+func parseRetiredName(name string) (pipelineID int, checkpointID int64, ok bool) {
+	if len(name) != nameLen+len(retiredSuffix) || name[nameLen:] != retiredSuffix {
 		return 0, 0, false
 	}
 	return ParseFileName(name[:nameLen])

@@ -21,7 +21,7 @@ type entry struct {
 // jobListing is a job directory as one listing found it.
 type jobListing struct {
 	files  []entry // checkpoint files, sorted by pipeline then id
-	temps  []entry // leftovers of interrupted atomic writes
+	temps  []entry // leftovers of interrupted atomic writes, and retired files not yet deleted
 	stray  []entry // anything else
 	latest latestListing
 	all    []entry // every file, the latest directory's included
@@ -89,6 +89,9 @@ func classify(job string, fis []fsbackend.FileInfo) jobListing {
 			e.pipeline, e.id = p, id
 			l.files = append(l.files, e)
 		} else if p, id, ok := parseTempName(base); ok {
+			e.pipeline, e.id = p, id
+			l.temps = append(l.temps, e)
+		} else if p, id, ok := parseRetiredName(base); ok {
 			e.pipeline, e.id = p, id
 			l.temps = append(l.temps, e)
 		} else if strings.HasPrefix(base, latestDir+"/") {

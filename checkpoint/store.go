@@ -104,7 +104,7 @@ func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, erro
 		return "", err
 	}
 	if len(late) > 0 {
-		s.remove(ctx, late, "deleting retired checkpoint failed")
+		s.retire(ctx, late)
 		if err := s.syncDir(ctx, job); err != nil {
 			s.log.Warn("stowage/checkpoint: syncing retired checkpoints' deletion failed", "job", job, "error", err)
 		}
@@ -181,7 +181,10 @@ func (s *FileStorage) prepare(ctx context.Context, st PipelineState, ss *storeSt
 // the stored one or an older one kept. It is an aid, not a guarantee:
 // what prepare left already leads lookups right (the old pointer's next
 // id is the new one, or a pointer says to list), so a failure is logged,
-// and the pointer needs no sync.
+// and the pointer needs no sync. Where renames are atomic the old pointer
+// is renamed to the new name (no file is created, and there is never a
+// moment without a pointer or with two); elsewhere the new one is created
+// and the old removed.
 func (s *FileStorage) movePointer(ctx context.Context, st PipelineState, ss *storeState) {
 	job, pipeline := st.JobID, st.PipelineID
 	top := max(ss.newest, st.CheckpointID)
@@ -190,17 +193,25 @@ func (s *FileStorage) movePointer(ctx context.Context, st PipelineState, ss *sto
 		return
 	}
 	name := latestPath(job, pointerName(pipeline, ss.seq, top))
-	if err := s.touch(ctx, name); err != nil {
-		s.log.Warn("stowage/checkpoint: moving the latest pointer failed", "file", s.ns+name, "error", err)
-		return
-	}
-	var old []string
+	old := slices.Clone(ss.written)
 	if pl != nil {
 		for _, p := range pl.pointers {
 			old = append(old, p.name)
 		}
 	}
-	s.remove(ctx, append(old, ss.written...), "deleting a superseded pointer failed")
+	moved := false
+	if s.rename && len(old) > 0 {
+		if err := s.dfs.Rename(ctx, old[0], name); err == nil {
+			moved, old = true, old[1:]
+		}
+	}
+	if !moved {
+		if err := s.touch(ctx, name); err != nil {
+			s.log.Warn("stowage/checkpoint: moving the latest pointer failed", "file", s.ns+name, "error", err)
+			return
+		}
+	}
+	s.remove(ctx, old, "deleting a superseded pointer failed")
 }
 
 // retain deletes the checkpoints of st's pipeline beyond the newest keep,
@@ -238,20 +249,45 @@ func (s *FileStorage) retain(ctx context.Context, st PipelineState, ss *storeSta
 			return nil, fmt.Errorf("%w: %s reads back different bytes than were written", ErrCorrupt, s.ns+name)
 		}
 	}
-	var doomed []string
+	var doomed, temps []string
 	for _, old := range ids[s.keep:] {
 		doomed = append(doomed, s.path(job, pipeline, old))
 	}
 	for _, t := range l.temps {
 		if t.pipeline == pipeline && t.id < cut {
-			doomed = append(doomed, t.name)
+			temps = append(temps, t.name)
 		}
 	}
+	s.reapLater(temps)
 	if s.deferred && s.keep == 1 {
 		return doomed, nil
 	}
-	s.remove(ctx, doomed, "deleting retired checkpoint failed")
+	s.retire(ctx, doomed)
 	return nil, nil
+}
+
+// retire deletes retired checkpoints. Where syncs are deferred (local
+// disk) it renames each out of the way, which is quick, and leaves the
+// deletion, which frees the file's space and is not, to the background:
+// the next directory sync makes the renames durable, and a retired file a
+// crash leaves behind is a leftover that retention or a job delete
+// removes. Elsewhere it deletes them. Failures are logged.
+func (s *FileStorage) retire(ctx context.Context, names []string) {
+	if !s.deferred || !s.rename {
+		s.remove(ctx, names, "deleting retired checkpoint failed")
+		return
+	}
+	var gone []string
+	for _, n := range names {
+		err := s.dfs.Rename(ctx, n, n+retiredSuffix)
+		switch {
+		case err == nil:
+			gone = append(gone, n+retiredSuffix)
+		case !errors.Is(err, fsbackend.ErrNotExist):
+			s.log.Warn("stowage/checkpoint: retiring checkpoint failed", "file", s.ns+n, "error", err)
+		}
+	}
+	s.reapLater(gone)
 }
 
 // write writes the checkpoint file, or finds it already stored.

@@ -42,7 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	explicit := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	perWriter, keys, checkpointStores, deleteRounds := 400, 20_000, 50, 5
+	perWriter, keys, checkpointStores, deleteRounds := 400, 20_000, 100, 5
 	if *quick {
 		perWriter, keys, *entries, checkpointStores, deleteRounds = 40, 2_000, 20_000, 10, 2
 		if !explicit["checkpoints"] {
@@ -93,6 +93,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "checkpoint storage on local disk\n")
 		fmt.Fprintf(stdout, "  store of a %d KiB state, %d stores, max-retained %d: median %v, p90 %v\n", cp.StateSize>>10, cp.Stores, cp.MaxRetained, us(cp.Store), us(cp.StoreP90))
 		fmt.Fprintf(stdout, "    against write+fdatasync+rename+directory fsync of the same bytes: median %v, ratio %.2f\n", us(cp.RawFloor), float64(cp.RawFloor)/float64(cp.Store))
+		fmt.Fprintf(stdout, "    against the same that also removes the file %d writes back: median %v, ratio %.2f\n", cp.MaxRetained, us(cp.RawFloorRetire), float64(cp.RawFloorRetire)/float64(cp.Store))
 		fmt.Fprintf(stdout, "    against fsbackend.WriteFileAtomic of the same bytes: median %v, ratio %.2f\n", us(cp.Raw), float64(cp.Raw)/float64(cp.Store))
 		fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v; per lookup %.0f List, %.0f Stat, %.0f file(s) opened; listing the job's directory alone: %v\n",
 			cp.Checkpoints, us(cp.Latest), cp.Lists, cp.Stats, cp.FilesOpened, us(cp.List))
