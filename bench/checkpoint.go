@@ -25,6 +25,8 @@ type CheckpointResult struct {
 	MaxRetained int           // retention while storing
 	Store       time.Duration // median StoreCheckpoint latency
 	StoreP90    time.Duration
+	// StoreAll is the median with every checkpoint kept (no retention).
+	StoreAll time.Duration
 	Raw         time.Duration // median fsbackend.WriteFileAtomic of the same bytes
 	// RawFloor is the median of the least a durable atomic write can do:
 	// write to a new file, fdatasync, rename, fsync the directory (os
@@ -63,6 +65,11 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 		return res, err
 	}
 	defer s.Close()
+	all, err := checkpoint.Open(ctx, checkpoint.Options{FS: fsys, Namespace: "/store-all/", MaxRetained: checkpoint.KeepAll})
+	if err != nil {
+		return res, err
+	}
+	defer all.Close()
 	res.MaxRetained = s.MaxRetained()
 	floor, retiring := filepath.Join(dir, "floor"), filepath.Join(dir, "floor-retiring")
 	for _, d := range []string{floor, retiring} {
@@ -72,14 +79,19 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 	}
 	// One of each per round, so that load from elsewhere on the machine
 	// falls on all three alike.
-	var took, raw, floorTook, retireTook []time.Duration
+	var took, tookAll, raw, floorTook, retireTook []time.Duration
 	for i := range stores {
+		st := checkpoint.PipelineState{JobID: "bench", PipelineID: 1, CheckpointID: int64(i + 1), States: state}
 		start := time.Now()
-		_, err := s.StoreCheckpoint(ctx, checkpoint.PipelineState{JobID: "bench", PipelineID: 1, CheckpointID: int64(i + 1), States: state})
-		if err != nil {
+		if _, err := s.StoreCheckpoint(ctx, st); err != nil {
 			return res, err
 		}
 		took = append(took, time.Since(start))
+		start = time.Now()
+		if _, err := all.StoreCheckpoint(ctx, st); err != nil {
+			return res, err
+		}
+		tookAll = append(tookAll, time.Since(start))
 
 		name := fmt.Sprintf("raw/%d", i)
 		start = time.Now()
@@ -107,7 +119,7 @@ func Checkpoints(ctx context.Context, dir string, stateSize, stores, n int) (Che
 			return res, err
 		}
 	}
-	res.Store, res.StoreP90 = quantile(took, 0.5), quantile(took, 0.9)
+	res.Store, res.StoreP90, res.StoreAll = quantile(took, 0.5), quantile(took, 0.9), quantile(tookAll, 0.5)
 	res.Raw, res.RawFloor, res.RawFloorRetire = quantile(raw, 0.5), quantile(floorTook, 0.5), quantile(retireTook, 0.5)
 
 	if err := writeCheckpoints(ctx, filepath.Join(dir, "latest"), n); err != nil {

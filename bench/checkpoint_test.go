@@ -16,7 +16,7 @@ func TestCheckpointsOpensOneFilePerLatest(t *testing.T) {
 	if res.Lists != 1 || res.Stats != 1 {
 		t.Errorf("per latest lookup %v List and %v Stat calls, want 1 and 1", res.Lists, res.Stats)
 	}
-	if res.Stores != 4 || res.Store <= 0 || res.Raw <= 0 || res.RawFloor <= 0 || res.RawFloorRetire != 0 || res.Latest <= 0 {
+	if res.Stores != 4 || res.Store <= 0 || res.StoreAll <= 0 || res.Raw <= 0 || res.RawFloor <= 0 || res.RawFloorRetire != 0 || res.Latest <= 0 {
 		t.Errorf("result not filled in: %+v", res)
 	}
 }

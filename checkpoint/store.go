@@ -92,7 +92,9 @@ func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, erro
 		return "", err
 	}
 	fr := frame(st)
-	if err := s.write(ctx, st, name, fr, true); err != nil {
+	// The pointer's last probe found no file at newest+1.
+	absent := ss.known && id == ss.newest+1
+	if err := s.write(ctx, st, name, fr, absent, true); err != nil {
 		return "", err
 	}
 	s.movePointer(ctx, st, ss)
@@ -290,10 +292,12 @@ func (s *FileStorage) retire(ctx context.Context, names []string) {
 	s.reapLater(gone)
 }
 
-// write writes the checkpoint file, or finds it already stored.
-func (s *FileStorage) write(ctx context.Context, st PipelineState, name string, fr frames, retry bool) error {
+// write writes the checkpoint file, or finds it already stored. absent
+// says a Stat just found no file at name (on the rename path, the exists
+// check is then not repeated).
+func (s *FileStorage) write(ctx context.Context, st PipelineState, name string, fr frames, absent, retry bool) error {
 	var err error
-	if s.rename {
+	if s.rename && !absent {
 		if _, serr := s.fs.Stat(ctx, name); serr == nil {
 			err = fsbackend.ErrExist
 		} else if !errors.Is(serr, fsbackend.ErrNotExist) {
@@ -321,7 +325,7 @@ func (s *FileStorage) write(ctx context.Context, st PipelineState, name string, 
 		if err := s.fs.Remove(ctx, name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
 			return s.wrap("remove", name, err)
 		}
-		return s.write(ctx, st, name, fr, false)
+		return s.write(ctx, st, name, fr, false, false)
 	case rerr == nil:
 		return fmt.Errorf("%w: %s", ErrExists, s.ns+name)
 	default:
