@@ -27,7 +27,7 @@ type CheckpointResult struct {
 	StoreP90    time.Duration
 	// StoreAll is the median with every checkpoint kept (no retention).
 	StoreAll time.Duration
-	Raw         time.Duration // median fsbackend.WriteFileAtomic of the same bytes
+	Raw      time.Duration // median fsbackend.WriteFileAtomic of the same bytes
 	// RawFloor is the median of the least a durable atomic write can do:
 	// write to a new file, fdatasync, rename, fsync the directory (os
 	// calls, no fsbackend). RawFloorRetire is the same with the file
