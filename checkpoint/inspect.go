@@ -40,10 +40,13 @@ type JobSummary struct {
 	Pipelines []PipelineSummary `json:"pipelines"`
 	Files     int               `json:"files"`
 	Bytes     int64             `json:"bytes"`
-	// Temporary counts leftovers of interrupted writes; Stray counts other
-	// files that are not checkpoints.
+	// Temporary counts leftovers of interrupted writes (and retired files
+	// not yet deleted); Stray counts other files that are not checkpoints.
 	Temporary int `json:"temporary_files,omitempty"`
 	Stray     int `json:"stray_files,omitempty"`
+	// Deleting is set when the job is being deleted (or its deletion was
+	// interrupted): the storage returns none of its checkpoints.
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // CheckpointInfo describes one checkpoint file.
@@ -76,6 +79,9 @@ type Report struct {
 	// of interrupted writes; anything else). They are not damage.
 	Temporary []string `json:"temporary,omitempty"`
 	Stray     []string `json:"stray,omitempty"`
+	// Deleting names the jobs being deleted (or whose deletion was
+	// interrupted; the next delete or store of the job finishes it).
+	Deleting []string `json:"deleting,omitempty"`
 }
 
 // OK reports whether no damage was found.
@@ -148,7 +154,7 @@ func Inspect(ctx context.Context, fsys fsbackend.FS, namespace string) ([]JobSum
 	out := make([]JobSummary, 0, len(jobs))
 	for _, j := range jobs {
 		l := byJob[j]
-		js := JobSummary{Job: j, Files: len(l.files), Temporary: len(l.temps), Stray: len(l.stray), Pipelines: []PipelineSummary{}}
+		js := JobSummary{Job: j, Files: len(l.files), Temporary: len(l.temps), Stray: len(l.stray), Deleting: l.latest.deleting, Pipelines: []PipelineSummary{}}
 		for _, e := range l.files {
 			js.Bytes += e.size
 			n := len(js.Pipelines)
@@ -204,12 +210,13 @@ func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (Chec
 }
 
 // Show reads one checkpoint and returns its description and state bytes.
-// checkpointID Latest picks the highest id that reads clean (damaged newer
-// ones are skipped, as GetLatestCheckpointByJobAndPipeline does, and
-// listed in CheckpointInfo.Skipped); a given id that is damaged is
-// returned with CRC bad, a nil state and no error. A missing checkpoint
-// gives ErrNotFound; so does Latest when none reads clean, the error then
-// saying how many damaged ones were skipped.
+// checkpointID Latest finds the latest exactly as
+// GetLatestCheckpointByJobAndPipeline does (the job's latest directory,
+// else a listing; damaged newer ones are skipped and listed in
+// CheckpointInfo.Skipped, a job being deleted has none); a given id that
+// is damaged is returned with CRC bad, a nil state and no error. A missing
+// checkpoint gives ErrNotFound; so does Latest when none reads clean, the
+// error then saying how many damaged ones were skipped.
 func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipeline int, checkpointID int64) (CheckpointInfo, []byte, error) {
 	if err := ValidJobID(job); err != nil {
 		return CheckpointInfo{}, nil, err
@@ -277,6 +284,9 @@ func Verify(ctx context.Context, fsys fsbackend.FS, namespace string, opts Verif
 	done := 0
 	for _, j := range jobs {
 		l := byJob[j]
+		if l.latest.deleting {
+			r.Deleting = append(r.Deleting, j)
+		}
 		for _, e := range l.temps {
 			r.Temporary = append(r.Temporary, ns+e.name)
 		}
