@@ -93,11 +93,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "checkpoint storage on local disk\n")
 		fmt.Fprintf(stdout, "  store of a %d KiB state, %d stores, max-retained %d: median %v, p90 %v\n", cp.StateSize>>10, cp.Stores, cp.MaxRetained, us(cp.Store), us(cp.StoreP90))
 		fmt.Fprintf(stdout, "    against write+fdatasync+rename+directory fsync of the same bytes: median %v, ratio %.2f\n", us(cp.RawFloor), float64(cp.RawFloor)/float64(cp.Store))
-		fmt.Fprintf(stdout, "    against the same that also removes the file %d writes back: median %v, ratio %.2f\n", cp.MaxRetained, us(cp.RawFloorRetire), float64(cp.RawFloorRetire)/float64(cp.Store))
+		if cp.RawFloorRetire > 0 {
+			fmt.Fprintf(stdout, "    against the same that also removes the file %d writes back: median %v, ratio %.2f\n", cp.MaxRetained, us(cp.RawFloorRetire), float64(cp.RawFloorRetire)/float64(cp.Store))
+		}
 		fmt.Fprintf(stdout, "    against fsbackend.WriteFileAtomic of the same bytes: median %v, ratio %.2f\n", us(cp.Raw), float64(cp.Raw)/float64(cp.Store))
 		fmt.Fprintf(stdout, "  store with every checkpoint kept: median %v, ratio %.2f to write+fdatasync+rename+directory fsync\n", us(cp.StoreAll), float64(cp.RawFloor)/float64(cp.StoreAll))
-		fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v; per lookup %.0f List, %.0f Stat, %.0f file(s) opened; listing the job's directory alone: %v\n",
-			cp.Checkpoints, us(cp.Latest), cp.Lists, cp.Stats, cp.FilesOpened, us(cp.List))
+		fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v, %.0f file(s) opened per lookup (and %.0f List, %.0f Stat); listing the job's directory alone: %v\n",
+			cp.Checkpoints, us(cp.Latest), cp.FilesOpened, cp.Lists, cp.Stats, us(cp.List))
 		fmt.Fprintf(stdout, "  delete a job of %d checkpoints: median %v of %d; removing the same files and fsyncing their directories once: %v, ratio %.2f\n\n",
 			del.Checkpoints, us(del.Delete), del.Rounds, us(del.Raw), float64(del.Raw)/float64(del.Delete))
 		return nil
