@@ -126,6 +126,7 @@ func (s *FileStorage) Close() error {
 		s.senders.Wait()
 		close(s.queue)
 		s.workers.Wait()
+		s.stopReaper()
 		if s.owned != nil {
 			err = s.owned.Close()
 		}

@@ -50,27 +50,70 @@
 // create of the final name (one PUT on object stores). A reader therefore
 // sees a whole checkpoint or none; a crash leaves at most a temporary file,
 // which is never read and is removed by retention or DeleteCheckpoint.
-// Storing a checkpoint id again with the same state succeeds (a retried
-// store); with a different state it fails with ErrExists, as SeaTunnel's
-// rename onto an existing file did.
+// The state is written from the caller's slice, not copied. Storing a
+// checkpoint id again with the same state succeeds (a retried store); with
+// a different state it fails with ErrExists, as SeaTunnel's rename onto an
+// existing file did.
+//
+// # The latest directory
+//
+// Each job has a directory <namespace><jobId>/latest/ of empty files whose
+// names say what they mean: a marker per pipeline that has checkpoints, a
+// pointer per pipeline at its latest checkpoint id, "complete" once every
+// pipeline has its marker, and "deleting" while the job is deleted
+// (FORMAT.md lists them). It holds a few files per pipeline however many
+// checkpoints are kept, so finding the latest checkpoint of a pipeline
+// costs one listing of it, one Stat and one read, and of a job the same
+// per pipeline: it does not grow with the job.
+//
+// A pointer is moved after its checkpoint is stored and needs no sync of
+// its own: a lookup also Stats the ids that follow the pointer's one by
+// one (normally one Stat, which finds nothing), so a checkpoint stored just
+// before a crash that kept its pointer from moving is still the answer.
+// A store whose id does not follow the pointer's (a gap, which probing
+// would not cross) first writes, and syncs, a pointer that says to list,
+// so that a lookup is never older than the newest complete checkpoint. A
+// pointer that is missing, says to list, or leads to a missing or damaged
+// checkpoint sends the lookup to the listing of the job, as before; the
+// next store puts a right pointer back. A job written before the latest
+// directory existed is found by listing until its next store adds it.
 //
 // # Latest, damage and retention
 //
 // "Latest" is the highest checkpoint id, never the newest clock time; the
-// creation time in the file is information only. The latest of a pipeline
-// is chosen from the listing and only that file is read. If it is damaged
-// (bad CRC, truncated, header not matching its name) the storage logs a
-// warning, calls Options.OnDamage, and returns the next lower checkpoint
-// that reads clean, where SeaTunnel's restore failed. Verify lists such
-// files for operators.
+// creation time in the file is information only. If the latest checkpoint
+// is damaged (bad CRC, truncated, header not matching its name) the
+// storage logs a warning, calls Options.OnDamage, and returns the next
+// lower checkpoint that reads clean, where SeaTunnel's restore failed.
+// Verify lists such files for operators.
 //
 // MaxRetained N keeps the newest N checkpoints per pipeline (0 means
 // DefaultMaxRetained, 20, SeaTunnel's default and package config's;
-// KeepAll keeps all). After each store the storage lists the pipeline's
-// files, reads the new one back, and only then deletes those beyond the
-// newest N, so the limit holds across restarts with no counter kept in
-// memory. A failed deletion is logged and redone by the next store; it
-// does not fail the store.
+// KeepAll keeps all). After each store the storage lists the job's files,
+// checks the new file's size, header and trailer, and only then deletes
+// those beyond the newest N, so the limit holds across restarts with no
+// counter kept in memory. A failed deletion is logged and redone by the
+// next store; it does not fail the store.
+//
+// # Syncs, and deleting
+//
+// On back ends where a directory's entries become durable only when it is
+// synced (the local disk: fsbackend.DirSyncer) a store syncs the
+// checkpoint's bytes, renames it into place, moves the pointer, retires
+// the checkpoints beyond retention (renamed out of the way, unlinked by a
+// background goroutine that Close waits for) and syncs the job's directory
+// once before it returns. Elsewhere every call is durable when it returns.
+//
+// DeleteCheckpoint writes and syncs the "deleting" marker, removes every
+// file of the job without a directory sync each, syncs the directories
+// once and removes the marker last. Lookups treat a job with the marker as
+// having no checkpoints, so a deletion that stopped midway (an error, a
+// crash) returns nothing half deleted; the next DeleteCheckpoint or store
+// of the job finishes it.
+//
+// Stores and deletes of one job through one FileStorage take turns; a
+// job's checkpoints have one writer (one FileStorage, in one process) at a
+// time, as SeaTunnel's checkpoint coordinator is.
 //
 // # Asynchronous stores
 //
@@ -87,7 +130,8 @@
 // Inspect, List, Show and Verify read a namespace directly from an
 // fsbackend.FS, without a Storage, and return structs with JSON tags; they
 // back `stowage inspect checkpoints list [JOB] | show JOB PIPELINE
-// [CHECKPOINT] | verify`.
+// [CHECKPOINT] | verify`. Show finds the latest checkpoint exactly as the
+// storage does.
 //
 // Every exported type is safe for concurrent use unless its doc says
 // otherwise. The reusable scenario suite for back ends is in checkpointtest.

@@ -45,9 +45,23 @@ func TestFactoryHDFSOnLocalDisk(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{checkpoint.FileName(1, 3), checkpoint.FileName(1, 4)}
+	want := []string{checkpoint.FileName(1, 3), checkpoint.FileName(1, 4), "latest"}
+	slices.Sort(want)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("files on disk %v, want %v (max-retained 2 across two storages)", names, want)
+	}
+	// The latest directory: the job's and the pipeline's markers and one
+	// pointer, at checkpoint 4.
+	entries, err = os.ReadDir(filepath.Join(dir, "checkpoint", "job", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 3 || names[0] != "complete" || names[1] != "p0000000001" || !strings.HasPrefix(names[2], "p0000000001-s") || !strings.HasSuffix(names[2], "-c0000000000000000004") {
+		t.Fatalf("latest directory %v, want complete, the pipeline's marker and a pointer at checkpoint 4", names)
 	}
 }
 

@@ -34,6 +34,9 @@ var chunkSize = 16 << 20
 const (
 	nameSuffix = ".ckpt"
 	tmpMarker  = ".tmp-"
+	// retiredSuffix marks a checkpoint file retention retired (renamed,
+	// to be deleted in the background): no longer a checkpoint.
+	retiredSuffix = ".retired"
 	// len("p") + 10 + len("-c") + 19 + len(".ckpt")
 	nameLen = 1 + 10 + 2 + 19 + len(nameSuffix)
 )
@@ -66,6 +69,15 @@ func ParseFileName(name string) (pipelineID int, checkpointID int64, ok bool) {
 // checkpoint file: FileName + ".tmp-" + suffix.
 func parseTempName(name string) (pipelineID int, checkpointID int64, ok bool) {
 	if len(name) <= nameLen+len(tmpMarker) || name[nameLen:nameLen+len(tmpMarker)] != tmpMarker {
+		return 0, 0, false
+	}
+	return ParseFileName(name[:nameLen])
+}
+
+// parseRetiredName recognises a retired checkpoint file: FileName +
+// ".retired".
+func parseRetiredName(name string) (pipelineID int, checkpointID int64, ok bool) {
+	if len(name) != nameLen+len(retiredSuffix) || name[nameLen:] != retiredSuffix {
 		return 0, 0, false
 	}
 	return ParseFileName(name[:nameLen])
@@ -113,34 +125,6 @@ func validIDs(pipelineID int, checkpointID int64) error {
 	return nil
 }
 
-// encode frames st as a checkpoint file.
-func encode(st PipelineState) []byte {
-	n := len(st.States)
-	chunks := (n + chunkSize - 1) / chunkSize
-	created := st.Created
-	if created.IsZero() {
-		created = time.Now()
-	}
-	h := record.AppendUvarint(nil, FormatVersion)
-	h = record.AppendBytes(h, []byte(st.JobID))
-	h = record.AppendUvarint(h, uint64(st.PipelineID))
-	h = record.AppendUvarint(h, uint64(st.CheckpointID))
-	h = record.AppendUvarint(h, uint64(n))
-	h = record.AppendUvarint(h, uint64(chunks))
-	h = record.AppendVarint(h, created.UnixNano())
-
-	out := make([]byte, 0, record.Size(len(h))+n+chunks*record.HeaderSize+record.Size(32))
-	out = record.Append(out, typeHeader, h)
-	for off := 0; off < n; off += chunkSize {
-		end := min(off+chunkSize, n)
-		out = record.Append(out, typeChunk, st.States[off:end])
-	}
-	t := record.AppendUvarint(nil, uint64(n))
-	t = record.AppendUint32(t, record.Checksum(st.States))
-	t = record.AppendUvarint(t, uint64(chunks))
-	return record.Append(out, typeTrailer, t)
-}
-
 // decodeError locates the first problem found in a checkpoint file.
 type decodeError struct {
 	Offset int64
@@ -160,8 +144,9 @@ func (e *decodeError) Unwrap() error { return e.Err }
 var errPayload = errors.New("malformed payload")
 
 // decode parses a whole checkpoint file strictly: header, exactly the
-// announced chunks, trailer, and nothing after it. The returned States is
-// a fresh copy.
+// announced chunks, trailer, and nothing after it. A state of one chunk is
+// returned in place: States then aliases b (whose owner is the caller, who
+// read the file into it); a longer state is copied out of its chunks.
 func decode(b []byte) (PipelineState, *decodeError) {
 	var st PipelineState
 	off := 0
@@ -206,7 +191,9 @@ func decode(b []byte) (PipelineState, *decodeError) {
 	}
 	st.JobID, st.PipelineID, st.CheckpointID = string(job), int(pipe), int64(cid)
 	st.Created = time.Unix(0, created)
-	st.States = make([]byte, 0, n)
+	if chunks != 1 {
+		st.States = make([]byte, 0, n)
+	}
 	for i := uint64(0); i < chunks; i++ {
 		cf, derr := next(typeChunk, "state chunk")
 		if derr != nil {
@@ -215,7 +202,11 @@ func decode(b []byte) (PipelineState, *decodeError) {
 		if uint64(len(st.States))+uint64(len(cf.Payload)) > n {
 			return st, &decodeError{Offset: int64(off - record.Size(len(cf.Payload))), Reason: "state chunks exceed the announced state length"}
 		}
-		st.States = append(st.States, cf.Payload...)
+		if chunks == 1 {
+			st.States = cf.Payload // capacity ends with it: appends cannot reach the trailer
+		} else {
+			st.States = append(st.States, cf.Payload...)
+		}
 	}
 	tf, derr := next(typeTrailer, "trailer")
 	if derr != nil {

@@ -40,10 +40,13 @@ type JobSummary struct {
 	Pipelines []PipelineSummary `json:"pipelines"`
 	Files     int               `json:"files"`
 	Bytes     int64             `json:"bytes"`
-	// Temporary counts leftovers of interrupted writes; Stray counts other
-	// files that are not checkpoints.
+	// Temporary counts leftovers of interrupted writes (and retired files
+	// not yet deleted); Stray counts other files that are not checkpoints.
 	Temporary int `json:"temporary_files,omitempty"`
 	Stray     int `json:"stray_files,omitempty"`
+	// Deleting is set when the job is being deleted (or its deletion was
+	// interrupted): the storage returns none of its checkpoints.
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // CheckpointInfo describes one checkpoint file.
@@ -76,6 +79,9 @@ type Report struct {
 	// of interrupted writes; anything else). They are not damage.
 	Temporary []string `json:"temporary,omitempty"`
 	Stray     []string `json:"stray,omitempty"`
+	// Deleting names the jobs being deleted (or whose deletion was
+	// interrupted; the next delete or store of the job finishes it).
+	Deleting []string `json:"deleting,omitempty"`
 }
 
 // OK reports whether no damage was found.
@@ -148,7 +154,7 @@ func Inspect(ctx context.Context, fsys fsbackend.FS, namespace string) ([]JobSum
 	out := make([]JobSummary, 0, len(jobs))
 	for _, j := range jobs {
 		l := byJob[j]
-		js := JobSummary{Job: j, Files: len(l.files), Temporary: len(l.temps), Stray: len(l.stray), Pipelines: []PipelineSummary{}}
+		js := JobSummary{Job: j, Files: len(l.files), Temporary: len(l.temps), Stray: len(l.stray), Deleting: l.latest.deleting, Pipelines: []PipelineSummary{}}
 		for _, e := range l.files {
 			js.Bytes += e.size
 			n := len(js.Pipelines)
@@ -190,7 +196,7 @@ func List(ctx context.Context, fsys fsbackend.FS, namespace, job string) ([]Chec
 // check reads one listed file and fills in what reading tells.
 func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (CheckpointInfo, PipelineState, error) {
 	ci := CheckpointInfo{Job: job, Pipeline: e.pipeline, CheckpointID: e.id, File: ns + e.name, Size: e.size}
-	st, err := readCheckpoint(ctx, sub, ns, e.name, job, e.pipeline, e.id)
+	st, _, err := finder{fs: sub, ns: ns}.read(ctx, job, e.pipeline, e.id)
 	var ce *CorruptError
 	switch {
 	case err == nil:
@@ -204,12 +210,13 @@ func check(ctx context.Context, sub fsbackend.FS, ns, job string, e entry) (Chec
 }
 
 // Show reads one checkpoint and returns its description and state bytes.
-// checkpointID Latest picks the highest id that reads clean (damaged newer
-// ones are skipped, as GetLatestCheckpointByJobAndPipeline does, and
-// listed in CheckpointInfo.Skipped); a given id that is damaged is
-// returned with CRC bad, a nil state and no error. A missing checkpoint
-// gives ErrNotFound; so does Latest when none reads clean, the error then
-// saying how many damaged ones were skipped.
+// checkpointID Latest finds the latest exactly as
+// GetLatestCheckpointByJobAndPipeline does (the job's latest directory,
+// else a listing; damaged newer ones are skipped and listed in
+// CheckpointInfo.Skipped, a job being deleted has none); a given id that
+// is damaged is returned with CRC bad, a nil state and no error. A missing
+// checkpoint gives ErrNotFound; so does Latest when none reads clean, the
+// error then saying how many damaged ones were skipped.
 func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipeline int, checkpointID int64) (CheckpointInfo, []byte, error) {
 	if err := ValidJobID(job); err != nil {
 		return CheckpointInfo{}, nil, err
@@ -218,38 +225,43 @@ func Show(ctx context.Context, fsys fsbackend.FS, namespace, job string, pipelin
 	if err != nil {
 		return CheckpointInfo{}, nil, err
 	}
-	_, byJob, _, err := listNamespace(ctx, sub, ns, job)
-	if err != nil {
-		return CheckpointInfo{}, nil, err
-	}
-	files := byJob[job].files
-	var skipped []Damage
-	for i := len(files) - 1; i >= 0; i-- {
-		e := files[i]
-		if e.pipeline != pipeline || (checkpointID != Latest && e.id != checkpointID) {
-			continue
+	if checkpointID != Latest {
+		if err := validIDs(pipeline, checkpointID); err != nil {
+			return CheckpointInfo{}, nil, err
 		}
-		ci, st, err := check(ctx, sub, ns, job, e)
-		if errors.Is(err, ErrNotFound) && checkpointID == Latest {
-			continue // deleted since the listing (retention)
+		name := job + "/" + FileName(pipeline, checkpointID)
+		fi, err := sub.Stat(ctx, name)
+		if errors.Is(err, fsbackend.ErrNotExist) {
+			return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)
 		}
+		if err != nil {
+			return CheckpointInfo{}, nil, fmt.Errorf("stowage/checkpoint: stat %s: %w", ns+name, err)
+		}
+		ci, st, err := check(ctx, sub, ns, job, entry{pipeline: pipeline, id: checkpointID, name: name, size: fi.Size})
 		if err != nil {
 			return ci, nil, err
 		}
-		if ci.CRC == CRCBad && checkpointID == Latest {
-			skipped = append(skipped, *ci.Damage)
-			continue
-		}
-		ci.Skipped = skipped
 		return ci, st.States, nil
 	}
-	if checkpointID == Latest {
-		if len(skipped) > 0 {
-			return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint (%d damaged, the latest %s)", ErrNotFound, job, pipeline, len(skipped), skipped[0].File)
-		}
-		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint", ErrNotFound, job, pipeline)
+	// The latest: found as the storage finds it.
+	var skipped []Damage
+	f := finder{fs: sub, ns: ns, report: func(d Damage) { skipped = append(skipped, d) }}
+	v, err := f.view(ctx, job)
+	if err != nil {
+		return CheckpointInfo{}, nil, err
 	}
-	return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d checkpoint %d", ErrNotFound, job, pipeline, checkpointID)
+	st, size, err := f.latest(ctx, v, pipeline)
+	if errors.Is(err, ErrNotFound) && len(skipped) > 0 {
+		return CheckpointInfo{}, nil, fmt.Errorf("%w: job %q pipeline %d has no readable checkpoint (%d damaged, the latest %s)", ErrNotFound, job, pipeline, len(skipped), skipped[0].File)
+	}
+	if err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	ci := CheckpointInfo{
+		Job: job, Pipeline: pipeline, CheckpointID: st.CheckpointID, File: ns + job + "/" + FileName(pipeline, st.CheckpointID), Size: size,
+		StateLength: int64(len(st.States)), Created: st.Created, CRC: CRCOK, Skipped: skipped,
+	}
+	return ci, st.States, nil
 }
 
 // Verify reads every checkpoint file of the namespace (or of one job) and
@@ -272,6 +284,9 @@ func Verify(ctx context.Context, fsys fsbackend.FS, namespace string, opts Verif
 	done := 0
 	for _, j := range jobs {
 		l := byJob[j]
+		if l.latest.deleting {
+			r.Deleting = append(r.Deleting, j)
+		}
 		for _, e := range l.temps {
 			r.Temporary = append(r.Temporary, ns+e.name)
 		}

@@ -175,3 +175,32 @@ func TestVerifyReport(t *testing.T) {
 		}
 	}
 }
+
+// A job whose deletion was interrupted is shown as being deleted, and Show
+// finds no latest checkpoint of it, as the storage does.
+func TestInspectJobBeingDeleted(t *testing.T) {
+	mem := inspectFixture(t)
+	if err := fsbackend.WriteFile(ctx, mem, checkpointtest.LatestDir("a")+"/deleting", nil); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := checkpoint.Inspect(ctx, mem, checkpointtest.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || !jobs[0].Deleting || jobs[1].Deleting || jobs[0].Stray != 0 {
+		t.Fatalf("jobs = %+v, want a being deleted (its latest directory no stray), b not", jobs)
+	}
+	r, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Deleting) != 1 || r.Deleting[0] != "a" {
+		t.Fatalf("Verify.Deleting = %v, want [a]", r.Deleting)
+	}
+	if _, _, err := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "a", 2, checkpoint.Latest); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("Show latest of a job being deleted: %v, want ErrNotFound", err)
+	}
+	if info, _, err := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "b", 1, checkpoint.Latest); err != nil || info.CheckpointID != 1 {
+		t.Fatalf("Show latest of b: %+v, %v", info, err)
+	}
+}

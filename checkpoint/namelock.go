@@ -5,12 +5,13 @@ import (
 	"sync"
 )
 
-// nameLocks serialises the stores of one file name within a FileStorage,
-// so that the exists check and the rename (or the removal of a damaged
-// file and the new write) of one store cannot interleave with another's.
-// A name is held while it is in the map; its channel is closed when the
-// holder unlocks, and waiters then try again. Safe for concurrent use; the
-// zero value is ready.
+// nameLocks serialises the work done under one name within a FileStorage:
+// a job's stores and deletes, so that one store's reading and then
+// changing of the job's latest directory, or its exists check and rename
+// (or the removal of a damaged file and the new write), cannot interleave
+// with another's. A name is held while it is in the map; its channel is
+// closed when the holder unlocks, and waiters then try again. Safe for
+// concurrent use; the zero value is ready.
 type nameLocks struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}

@@ -80,8 +80,17 @@ func TestLayoutOnDisk(t *testing.T) {
 		t.Fatalf("file not at <namespace><jobId>/<name>: %v", err)
 	}
 	fis, _ := fsys.List(ctx, "")
-	if len(fis) != 1 {
-		t.Fatalf("files after one store: %v, want exactly the checkpoint (no temporary left)", fis)
+	var names []string
+	for _, fi := range fis {
+		names = append(names, fi.Name)
+	}
+	// The checkpoint, and in the job's latest directory the job's marker,
+	// the pipeline's marker and its pointer (seq 1, checkpoint 42): no
+	// temporary left.
+	dir := "seatunnel/checkpoint/57743/"
+	wantNames := []string{dir + "latest/complete", dir + "latest/p0000000001", dir + "latest/p0000000001-s0000000000000000001-c0000000000000000042", dir + want}
+	if strings.Join(names, " ") != strings.Join(wantNames, " ") {
+		t.Fatalf("files after one store:\n%v\nwant\n%v", names, wantNames)
 	}
 }
 
@@ -172,82 +181,95 @@ func TestDamageIsLogged(t *testing.T) {
 // and checks that afterwards no checkpoint reads as valid but wrong: each
 // one reads back exactly as stored, and the latest is the new checkpoint
 // or the previous one.
+//
+// The new checkpoint's id follows the previous one (2) or leaves a gap (5),
+// which a pointer cannot lead to by probing: either way a new checkpoint
+// that survived complete is the latest, never the previous one.
 func TestCrashMidStore(t *testing.T) {
-	for _, keep := range []int{checkpoint.KeepAll, 1} {
-		for _, atomicRename := range []bool{true, false} {
-			for k := int64(0); ; k++ {
-				mem := memfs.New()
-				var base fsbackend.FS = mem
-				if !atomicRename {
-					base = objectStoreFS{mem}
-				}
-				var calls atomic.Int64
-				var dead atomic.Bool
-				efs := errorfs.Wrap(base, errorfs.InjectorFunc(func(c errorfs.Call) error {
-					if dead.Load() {
-						return fmt.Errorf("%w: process is gone", errorfs.ErrInjected)
-					}
-					if calls.Add(1)-1 == k {
-						mem.Crash()
-						dead.Store(true)
-						return fmt.Errorf("%w: crash at %s %s", errorfs.ErrInjected, c.Op, c.Name)
-					}
-					return nil
-				}))
-				s, err := checkpoint.Open(ctx, checkpoint.Options{FS: efs, Namespace: checkpointtest.Namespace, MaxRetained: keep})
-				if err != nil {
-					t.Fatal(err)
-				}
-				prev := checkpointtest.State("j", 1, 1)
-				next := checkpointtest.State("j", 1, 2)
-				next.States = bytes.Repeat([]byte("new state "), 500)
-				// Arm the crash only for the second store.
-				calls.Store(-1 << 40)
-				mustStore(t, s, prev)
-				calls.Store(0)
-				_, storeErr := s.StoreCheckpoint(ctx, next)
-				s.Close()
-				crashed := dead.Load()
-
-				// "Restart": a new storage on what survived.
-				s2 := checkpointtest.Open(t, mem, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
-				got, err := s2.GetLatestCheckpointByJobAndPipeline(ctx, "j", 1)
-				if err != nil {
-					t.Fatalf("keep %d rename %v crash at call %d: latest: %v", keep, atomicRename, k, err)
-				}
-				switch got.CheckpointID {
-				case 2:
-					if !bytes.Equal(got.States, next.States) {
-						t.Fatalf("crash at call %d: checkpoint 2 reads valid but wrong", k)
-					}
-				case 1:
-					if !bytes.Equal(got.States, prev.States) {
-						t.Fatalf("crash at call %d: checkpoint 1 reads valid but wrong", k)
-					}
-					if storeErr == nil && keep == checkpoint.KeepAll {
-						t.Fatalf("crash at call %d: store reported success but checkpoint 2 is gone", k)
-					}
-				default:
-					t.Fatalf("crash at call %d: latest is %d", k, got.CheckpointID)
-				}
-				r, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{})
-				if err != nil || !r.OK() {
-					t.Fatalf("crash at call %d: verify %+v, %v", k, r, err)
-				}
-				if !crashed {
-					if storeErr != nil {
-						t.Fatalf("no crash, yet store failed: %v", storeErr)
-					}
-					if k < 3 {
-						t.Fatalf("a store took only %d calls", k)
-					}
-					t.Logf("max-retained %d, atomic rename %v: crashed at each of %d calls", keep, atomicRename, k)
-					break // every call of the store has been a crash point
-				}
-				if storeErr == nil && got.CheckpointID != 2 && keep == checkpoint.KeepAll {
-					t.Fatalf("crash at call %d: store returned nil but the checkpoint is not readable", k)
-				}
+	for _, nextID := range []int64{2, 5} {
+		for _, keep := range []int{checkpoint.KeepAll, 1} {
+			for _, atomicRename := range []bool{true, false} {
+				crashMidStore(t, nextID, keep, atomicRename)
 			}
+		}
+	}
+}
+
+func crashMidStore(t *testing.T, nextID int64, keep int, atomicRename bool) {
+	for k := int64(0); ; k++ {
+		mem := memfs.New()
+		var base fsbackend.FS = mem
+		if !atomicRename {
+			base = objectStoreFS{mem}
+		}
+		var calls atomic.Int64
+		var dead atomic.Bool
+		efs := errorfs.Wrap(base, errorfs.InjectorFunc(func(c errorfs.Call) error {
+			if dead.Load() {
+				return fmt.Errorf("%w: process is gone", errorfs.ErrInjected)
+			}
+			if calls.Add(1)-1 == k {
+				mem.Crash()
+				dead.Store(true)
+				return fmt.Errorf("%w: crash at %s %s", errorfs.ErrInjected, c.Op, c.Name)
+			}
+			return nil
+		}))
+		s, err := checkpoint.Open(ctx, checkpoint.Options{FS: efs, Namespace: checkpointtest.Namespace, MaxRetained: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := checkpointtest.State("j", 1, 1)
+		next := checkpointtest.State("j", 1, nextID)
+		next.States = bytes.Repeat([]byte("new state "), 500)
+		// Arm the crash only for the second store.
+		calls.Store(-1 << 40)
+		mustStore(t, s, prev)
+		calls.Store(0)
+		_, storeErr := s.StoreCheckpoint(ctx, next)
+		s.Close()
+		crashed := dead.Load()
+
+		// "Restart": a new storage on what survived.
+		s2 := checkpointtest.Open(t, mem, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
+		got, err := s2.GetLatestCheckpointByJobAndPipeline(ctx, "j", 1)
+		if err != nil {
+			t.Fatalf("keep %d rename %v crash at call %d: latest: %v", keep, atomicRename, k, err)
+		}
+		switch got.CheckpointID {
+		case nextID:
+			if !bytes.Equal(got.States, next.States) {
+				t.Fatalf("crash at call %d: checkpoint %d reads valid but wrong", k, nextID)
+			}
+		case 1:
+			if !bytes.Equal(got.States, prev.States) {
+				t.Fatalf("crash at call %d: checkpoint 1 reads valid but wrong", k)
+			}
+			if storeErr == nil && keep == checkpoint.KeepAll {
+				t.Fatalf("crash at call %d: store reported success but checkpoint %d is gone", k, nextID)
+			}
+			if _, err := s2.GetCheckpoint(ctx, "j", 1, nextID); err == nil {
+				t.Fatalf("keep %d rename %v crash at call %d: checkpoint %d survived complete, yet the latest is 1", keep, atomicRename, k, nextID)
+			}
+		default:
+			t.Fatalf("crash at call %d: latest is %d", k, got.CheckpointID)
+		}
+		r, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{})
+		if err != nil || !r.OK() {
+			t.Fatalf("crash at call %d: verify %+v, %v", k, r, err)
+		}
+		if !crashed {
+			if storeErr != nil {
+				t.Fatalf("no crash, yet store failed: %v", storeErr)
+			}
+			if k < 3 {
+				t.Fatalf("a store took only %d calls", k)
+			}
+			t.Logf("next id %d, max-retained %d, atomic rename %v: crashed at each of %d calls", nextID, keep, atomicRename, k)
+			break // every call of the store has been a crash point
+		}
+		if storeErr == nil && got.CheckpointID != nextID && keep == checkpoint.KeepAll {
+			t.Fatalf("crash at call %d: store returned nil but the checkpoint is not readable", k)
 		}
 	}
 }
@@ -304,8 +326,14 @@ func TestInjectedStoreFailures(t *testing.T) {
 				t.Fatalf("latest after failed stores = %d, %v; want 1", got.CheckpointID, err)
 			}
 			fis, _ := mem.List(ctx, "")
-			if len(fis) != 1 {
-				t.Fatalf("failed stores left files behind: %v", fis)
+			var left []string
+			for _, fi := range fis {
+				if !strings.HasPrefix(fi.Name, "checkpointtest/j/latest/") {
+					left = append(left, fi.Name)
+				}
+			}
+			if len(left) != 1 || left[0] != checkpointtest.FilePath("j", 1, 1) {
+				t.Fatalf("failed stores left files behind: %v", left)
 			}
 			// The storage still works once the fault is gone.
 			mustStore(t, s, checkpointtest.State("j", 1, 2))

@@ -8,6 +8,9 @@
 // ConditionalCreate (every back end here). Callers branch on capabilities,
 // never on the back end's type: the map store appends and syncs segments on
 // DurableAppend back ends and writes one immutable file per batch elsewhere.
+// DirSyncer is an optional interface, found with Deferred: where directory
+// entries become durable only with a directory sync (local disk), a caller
+// can make several changes in one directory and sync it once.
 //
 // Implementations live in sub-packages: local (the default), hdfs, and the
 // object stores. errorfs wraps any FS to inject faults; memfs is an

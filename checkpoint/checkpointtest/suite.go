@@ -33,6 +33,10 @@ func Run(t *testing.T, newFS func(t *testing.T) fsbackend.FS) {
 		{"BadJobIDs", testBadJobIDs},
 		{"AsyncFullQueue", testAsyncFullQueue},
 		{"JobsAreSeparate", testJobsAreSeparate},
+		{"PointerFallbacks", testPointerFallbacks},
+		{"GapsAndOldIDs", testGapsAndOldIDs},
+		{"DeleteLatest", testDeleteLatest},
+		{"InterruptedJobDelete", testInterruptedJobDelete},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newFS(t)) })

@@ -26,6 +26,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	entries := fl.Int("load-entries", 1_000_000, "entries for the EAGER load benchmark")
 	checkpointSize := fl.Int("checkpoint-size", 1<<20, "state bytes of each checkpoint in the checkpoint store benchmark")
 	checkpointCount := fl.Int("checkpoints", 10_000, "checkpoints of one pipeline among which the latest is looked up")
+	deleteCount := fl.Int("delete-checkpoints", 1_000, "checkpoints of the job deleted in the checkpoint delete benchmark")
+	checkpointOnly := fl.Bool("checkpoint-only", false, "run only the checkpoint storage measurements")
 	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk; on an object store (s3a, oss, cosn, gs) also bytes uploaded per byte of new data")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
@@ -39,11 +41,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	explicit := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	perWriter, keys, checkpointStores := 400, 20_000, 50
+	perWriter, keys, checkpointStores, deleteRounds := 400, 20_000, 100, 5
 	if *quick {
-		perWriter, keys, *entries, checkpointStores = 40, 2_000, 20_000, 10
+		perWriter, keys, *entries, checkpointStores, deleteRounds = 40, 2_000, 20_000, 10, 2
 		if !explicit["checkpoints"] {
 			*checkpointCount = 1_000
+		}
+		if !explicit["delete-checkpoints"] {
+			*deleteCount = 200
 		}
 		if !explicit["cluster"] && !*clusterOnly {
 			*clusterOn = false
@@ -71,6 +76,35 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *clusterOnly {
 		return runCluster()
+	}
+	runCheckpoint := func() error {
+		say("checkpoint storage ...")
+		cp, err := bench.Checkpoints(ctx, sub("checkpoint"), *checkpointSize, checkpointStores, *checkpointCount)
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		say("checkpoint storage: deleting jobs ...")
+		del, err := bench.CheckpointDelete(ctx, sub("checkpoint-delete"), *deleteCount, deleteRounds)
+		if err != nil {
+			return fmt.Errorf("checkpoint delete: %w", err)
+		}
+		us := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+		fmt.Fprintf(stdout, "checkpoint storage on local disk\n")
+		fmt.Fprintf(stdout, "  store of a %d KiB state, %d stores, max-retained %d: median %v, p90 %v\n", cp.StateSize>>10, cp.Stores, cp.MaxRetained, us(cp.Store), us(cp.StoreP90))
+		fmt.Fprintf(stdout, "    against write+fdatasync+rename+directory fsync of the same bytes: median %v, ratio %.2f\n", us(cp.RawFloor), float64(cp.RawFloor)/float64(cp.Store))
+		if cp.RawFloorRetire > 0 {
+			fmt.Fprintf(stdout, "    against the same that also removes the file %d writes back: median %v, ratio %.2f\n", cp.MaxRetained, us(cp.RawFloorRetire), float64(cp.RawFloorRetire)/float64(cp.Store))
+		}
+		fmt.Fprintf(stdout, "    against fsbackend.WriteFileAtomic of the same bytes: median %v, ratio %.2f\n", us(cp.Raw), float64(cp.Raw)/float64(cp.Store))
+		fmt.Fprintf(stdout, "  store with every checkpoint kept: median %v, ratio %.2f to write+fdatasync+rename+directory fsync\n", us(cp.StoreAll), float64(cp.RawFloor)/float64(cp.StoreAll))
+		fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v, %.0f file(s) opened per lookup (and %.0f List, %.0f Stat); listing the job's directory alone: %v\n",
+			cp.Checkpoints, us(cp.Latest), cp.FilesOpened, cp.Lists, cp.Stats, us(cp.List))
+		fmt.Fprintf(stdout, "  delete a job of %d checkpoints: median %v of %d; removing the same files and fsyncing their directories once: %v, ratio %.2f\n\n",
+			del.Checkpoints, us(del.Delete), del.Rounds, us(del.Raw), float64(del.Raw)/float64(del.Delete))
+		return nil
+	}
+	if *checkpointOnly {
+		return runCheckpoint()
 	}
 
 	say("write-through: raw group commit ...")
@@ -117,16 +151,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
 	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
-	say("checkpoint storage ...")
-	cp, err := bench.Checkpoints(ctx, sub("checkpoint"), *checkpointSize, checkpointStores, *checkpointCount)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if err := runCheckpoint(); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "checkpoint storage on local disk\n")
-	fmt.Fprintf(stdout, "  store of a %d KiB state, %d stores, max-retained %d: median %v, p90 %v; raw atomic write of the same bytes: median %v, ratio %.2f\n",
-		cp.StateSize>>10, cp.Stores, cp.MaxRetained, cp.Store.Round(10*time.Microsecond), cp.StoreP90.Round(10*time.Microsecond), cp.Raw.Round(10*time.Microsecond), float64(cp.Raw)/float64(cp.Store))
-	fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v, %.0f file(s) opened per lookup; listing the job's directory alone: %v\n\n",
-		cp.Checkpoints, cp.Latest.Round(10*time.Microsecond), cp.FilesOpened, cp.List.Round(10*time.Microsecond))
 	if *clusterOn {
 		if err := runCluster(); err != nil {
 			return fmt.Errorf("cluster: %w", err)

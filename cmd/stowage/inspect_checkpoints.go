@@ -55,7 +55,11 @@ func (in *inspector) checkpoints(ctx context.Context, args []string, ns string) 
 		}
 		in.print(jobs, func(w io.Writer) {
 			for _, j := range jobs {
-				fmt.Fprintf(w, "%s\t%d files\t%d bytes\n", j.Job, j.Files, j.Bytes)
+				deleting := ""
+				if j.Deleting {
+					deleting = "\tbeing deleted"
+				}
+				fmt.Fprintf(w, "%s\t%d files\t%d bytes%s\n", j.Job, j.Files, j.Bytes, deleting)
 				for _, p := range j.Pipelines {
 					fmt.Fprintf(w, "  pipeline %d: %d checkpoints, ids %d..%d\n", p.Pipeline, p.Checkpoints, p.Oldest, p.Latest)
 				}
@@ -99,6 +103,9 @@ func (in *inspector) checkpoints(ctx context.Context, args []string, ns string) 
 		in.print(rep, func(w io.Writer) {
 			for _, d := range rep.Damaged {
 				fmt.Fprintf(w, "damaged: %+v\n", d)
+			}
+			for _, j := range rep.Deleting {
+				fmt.Fprintf(w, "being deleted: job %s (the next delete or store of it finishes)\n", j)
 			}
 			fmt.Fprintf(w, "%d jobs, %d checkpoints, %d good, %d damaged\n", rep.Jobs, rep.Checkpoints, rep.Good, len(rep.Damaged))
 		})

@@ -14,4 +14,11 @@
 // (and its directory entry, if no Sync did) before returning, so a closed
 // file survives a power cut. Rename is rename(2) followed by a directory
 // sync.
+//
+// FS is an fsbackend.DirSyncer: its Deferred view does the same without
+// any of these syncs (a writer's Sync is fdatasync alone, its Close syncs
+// nothing, Rename and Remove sync no directory and Remove leaves emptied
+// directories), and SyncDir syncs one directory, so that a caller who
+// renames, creates and removes several files in one directory pays for
+// one directory sync.
 package local

@@ -75,6 +75,11 @@ func (f *FS) Capabilities() fsbackend.Capabilities {
 
 // Create implements fsbackend.FS.
 func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
+	return f.create(ctx, name, false)
+}
+
+// create is Create; a deferred writer leaves every sync to its caller.
+func (f *FS) create(ctx context.Context, name string, deferred bool) (fsbackend.Writer, error) {
 	p, err := f.path(name)
 	if err != nil {
 		return nil, err
@@ -91,7 +96,7 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &writer{f: file, dir: dir}, nil
+	return &writer{f: file, dir: dir, deferred: deferred}, nil
 }
 
 // withParents makes dir and runs op in it. A concurrent Remove may empty
@@ -181,6 +186,7 @@ func syncDir(dir string) error {
 type writer struct {
 	f         *os.File
 	dir       string
+	deferred  bool // made through the Deferred view: Sync syncs the bytes only, Close nothing
 	dirSynced bool // the file's entry in dir is durable
 	closed    bool
 	done      bool // Close returned nil: the file is finished and Abort keeps it
@@ -199,6 +205,9 @@ func (w *writer) Sync() error {
 	}
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
+	}
+	if w.deferred {
+		return nil
 	}
 	return w.syncEntry()
 }
@@ -233,6 +242,13 @@ func (w *writer) Close() error {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
+	if w.deferred {
+		if err := w.f.Close(); err != nil {
+			return err
+		}
+		w.done = true
+		return nil
+	}
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
 		w.f.Close()
 		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
@@ -387,6 +403,11 @@ func (f *FS) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error)
 // Remove implements fsbackend.FS. Emptied parent directories below the
 // root are removed too.
 func (f *FS) Remove(ctx context.Context, name string) error {
+	return f.remove(name, false)
+}
+
+// remove is Remove; deferred, it only removes the file.
+func (f *FS) remove(name string, deferred bool) error {
 	p, err := f.path(name)
 	if err != nil {
 		return err
@@ -396,6 +417,9 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	}
 	if err := os.Remove(p); err != nil {
 		return notExist(err)
+	}
+	if deferred {
+		return nil
 	}
 	dir := filepath.Dir(p)
 	if err := syncUp(dir, f.root); err != nil {
@@ -415,6 +439,11 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 
 // Rename implements fsbackend.FS.
 func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
+	return f.rename(oldName, newName, false)
+}
+
+// rename is Rename; deferred, it syncs no directory it changes.
+func (f *FS) rename(oldName, newName string, deferred bool) error {
 	op, err := f.path(oldName)
 	if err != nil {
 		return err
@@ -430,6 +459,9 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	}
 	if err := f.withParents(filepath.Dir(np), func() error { return os.Rename(op, np) }); err != nil {
 		return notExist(err)
+	}
+	if deferred {
+		return nil
 	}
 	if err := syncDir(filepath.Dir(np)); err != nil {
 		return err

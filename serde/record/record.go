@@ -44,6 +44,14 @@ func Size(n int) int { return HeaderSize + n }
 // slice. It panics if payload is larger than MaxPayload, which is a
 // programming error in the caller.
 func Append(dst []byte, typ byte, payload []byte) []byte {
+	return append(AppendHeader(dst, typ, payload), payload...)
+}
+
+// AppendHeader appends the 12-byte header of a frame holding payload to
+// dst, without the payload: the header followed by payload is exactly what
+// Append makes, for writers that send a large payload from where it lies
+// instead of copying it. It panics as Append does.
+func AppendHeader(dst []byte, typ byte, payload []byte) []byte {
 	if len(payload) > MaxPayload {
 		panic(fmt.Sprintf("stowage/record: payload of %d bytes exceeds %d", len(payload), MaxPayload))
 	}
@@ -53,7 +61,7 @@ func Append(dst []byte, typ byte, payload []byte) []byte {
 	crc := crc32.Update(0, castagnoli, dst[start:start+8])
 	crc = crc32.Update(crc, castagnoli, payload)
 	binary.LittleEndian.PutUint32(dst[start+8:], crc)
-	return append(dst, payload...)
+	return dst
 }
 
 // Frame is one decoded frame. Payload aliases the scanned buffer: it is

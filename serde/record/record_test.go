@@ -51,6 +51,27 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// AppendHeader followed by the payload is byte for byte what Append makes.
+func TestAppendHeaderIsAppendWithoutPayload(t *testing.T) {
+	for i, n := range []int{0, 1, 12, 4096, 1 << 20} {
+		p := bytes.Repeat([]byte{byte(i), 0x5A}, n/2+1)[:n]
+		prefix := []byte("before")
+		h := record.AppendHeader(bytes.Clone(prefix), 'S', p)
+		if len(h) != len(prefix)+record.HeaderSize || !bytes.Equal(h[:len(prefix)], prefix) {
+			t.Fatalf("AppendHeader of %d bytes: %d bytes, want the prefix and %d header bytes", n, len(h), record.HeaderSize)
+		}
+		if want := record.Append(bytes.Clone(prefix), 'S', p); !bytes.Equal(append(h, p...), want) {
+			t.Fatalf("AppendHeader + payload of %d bytes differs from Append", n)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("AppendHeader of a payload over MaxPayload did not panic")
+		}
+	}()
+	record.AppendHeader(nil, 'S', make([]byte, record.MaxPayload+1))
+}
+
 func TestChecksumIsCastagnoli(t *testing.T) {
 	// The CRC-32C check value of "123456789" is 0xE3069283.
 	if got := record.Checksum([]byte("123456789")); got != 0xE3069283 {

@@ -1,0 +1,134 @@
+package checkpoint_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stowage/stowage/checkpoint"
+	"github.com/stowage/stowage/checkpoint/checkpointtest"
+	"github.com/stowage/stowage/fsbackend"
+)
+
+// syncCounter counts what the storage does on the local disk: directory
+// syncs, removals through the FS (each syncs its directory and tries to
+// remove emptied parents) and through the Deferred view (neither).
+type syncCounter struct {
+	mu                               sync.Mutex
+	syncDirs                         []string
+	removes, deferredRemove, retires int
+}
+
+func (c *syncCounter) take() (syncDirs []string, removes, deferredRemoves, retires int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	syncDirs, removes, deferredRemoves, retires = c.syncDirs, c.removes, c.deferredRemove, c.retires
+	c.syncDirs, c.removes, c.deferredRemove, c.retires = nil, 0, 0, 0
+	return
+}
+
+type countingFS struct {
+	fsbackend.FS
+	c        *syncCounter
+	deferred bool
+}
+
+func (f *countingFS) Remove(ctx context.Context, name string) error {
+	f.c.mu.Lock()
+	if f.deferred {
+		f.c.deferredRemove++
+	} else {
+		f.c.removes++
+	}
+	f.c.mu.Unlock()
+	return f.FS.Remove(ctx, name)
+}
+
+func (f *countingFS) Rename(ctx context.Context, oldName, newName string) error {
+	if strings.HasSuffix(newName, ".retired") {
+		f.c.mu.Lock()
+		f.c.retires++
+		f.c.mu.Unlock()
+	}
+	return f.FS.Rename(ctx, oldName, newName)
+}
+
+func (f *countingFS) Deferred() fsbackend.FS {
+	return &countingFS{FS: f.FS.(fsbackend.DirSyncer).Deferred(), c: f.c, deferred: true}
+}
+
+func (f *countingFS) SyncDir(ctx context.Context, dir string) error {
+	f.c.mu.Lock()
+	f.c.syncDirs = append(f.c.syncDirs, dir)
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.DirSyncer).SyncDir(ctx, dir)
+}
+
+// TestLocalSyncsOncePerCall: on the local disk a store syncs the job's
+// directory once, retention included (the pointer is renamed, and so is
+// the retired checkpoint, deleted in the background), and deleting a job syncs
+// a fixed number of directories and removes one file (the last) through
+// the syncing, directory-pruning Remove, whatever the number of files.
+func TestLocalSyncsOncePerCall(t *testing.T) {
+	c := &syncCounter{}
+	fsys := &countingFS{FS: newLocal(t), c: c}
+	s := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: 3})
+	mustStore(t, s, checkpointtest.State("j", 1, 1))
+	syncs, removes, _, _ := c.take()
+	if fmt.Sprint(syncs) != "[checkpointtest/j/latest checkpointtest/j]" || removes != 0 {
+		t.Fatalf("first store of a job: synced %v, %d syncing removes; want the latest directory (its markers) and the job's", syncs, removes)
+	}
+	reaped := 0 // counted as the background deletes them
+	for id := int64(2); id <= 10; id++ {
+		mustStore(t, s, checkpointtest.State("j", 1, id))
+		syncs, removes, deferred, retires := c.take()
+		reaped += deferred
+		wantRetires := 0
+		if id > 3 {
+			wantRetires = 1 // renamed out of the way, deleted in the background
+		}
+		if fmt.Sprint(syncs) != "[checkpointtest/j]" || removes != 0 || retires != wantRetires {
+			t.Fatalf("store %d: synced %v, %d syncing removes, %d retired; want the job's directory once, 0 and %d", id, syncs, removes, retires, wantRetires)
+		}
+	}
+	if err := s.Close(); err != nil { // waits for the background deletions
+		t.Fatal(err)
+	}
+	if _, _, deferred, _ := c.take(); reaped+deferred != 7 {
+		t.Fatalf("%d files deleted in the background, want the 7 retired", reaped+deferred)
+	}
+	fis, err := fsys.List(ctx, "checkpointtest/j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fi := range fis {
+		if strings.HasSuffix(fi.Name, ".retired") {
+			t.Fatalf("retired file %s left after Close", fi.Name)
+		}
+	}
+	if n := len(checkpointtest.CheckpointFiles(t, fsys, "j")); n != 3 {
+		t.Fatalf("%d checkpoint files, want 3", n)
+	}
+
+	for _, n := range []int{10, 200} {
+		job := fmt.Sprintf("del-%d", n)
+		k := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
+		for id := int64(1); id <= int64(n); id++ {
+			mustStore(t, k, checkpointtest.State(job, 1, id))
+		}
+		c.take()
+		if err := k.DeleteCheckpoint(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		syncs, removes, deferred, _ := c.take()
+		latest := "checkpointtest/" + job + "/latest"
+		if want := fmt.Sprint([]string{latest, "checkpointtest/" + job, latest}); fmt.Sprint(syncs) != want || removes != 1 || deferred != n+3 {
+			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes; want %s, 1 and %d", n, syncs, removes, deferred, want, n+3)
+		}
+		if fis, err := fsys.List(ctx, "checkpointtest/"+job); err != nil || len(fis) != 0 {
+			t.Fatalf("after deleting job %s: %v, %v", job, fis, err)
+		}
+	}
+}
