@@ -248,15 +248,26 @@ func EagerLoad(ctx context.Context, t Target, entries int) (time.Duration, error
 type DiskResult struct {
 	Keys, Rounds int
 	LiveBytes    int64
-	DiskBytes    int64
-	Ratio        float64
+	// PeakBytes is the most seen on disk while the keys were written
+	// (sampled every few milliseconds).
+	PeakBytes int64
+	// DiskBytes is what is on disk once the map was idle for Idle, before
+	// it is closed; Ratio is DiskBytes per live byte.
+	DiskBytes int64
+	Idle      time.Duration
+	Ratio     float64
 }
 
+// overwriteIdle is how long Overwrite leaves the map idle before it
+// measures the disk.
+const overwriteIdle = 5 * time.Second
+
 // Overwrite writes keys keys, rounds times each, from writers goroutines,
-// then compares the bytes on disk with the live bytes.
+// at the default map-store settings, sampling the disk meanwhile; then it
+// leaves the map idle for a few seconds and compares the bytes on disk
+// with the live bytes.
 func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize int) (DiskResult, error) {
-	// Small segments, so that rolled segments can be collected during the run.
-	cfg, err := Config(dir, map[string]string{"block.size": fmt.Sprint(2 << 20)})
+	cfg, err := Config(dir, nil)
 	if err != nil {
 		return DiskResult{}, err
 	}
@@ -269,6 +280,22 @@ func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize
 		node.Close()
 		return DiskResult{}, err
 	}
+	mapDir := filepath.Join(dir, "bench", "bench_overwrite")
+	res := DiskResult{Keys: keys, Rounds: rounds, Idle: overwriteIdle}
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if n, err := dirBytes(mapDir); err == nil {
+				res.PeakBytes = max(res.PeakBytes, n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
 	value := make([]byte, valueSize)
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
@@ -287,21 +314,27 @@ func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize
 		}(w)
 	}
 	wg.Wait()
+	close(stop)
+	<-sampled
 	close(errc)
 	if err := <-errc; err != nil {
 		node.Close()
 		return DiskResult{}, err
 	}
-	if err := node.Close(); err != nil {
-		return DiskResult{}, err
+	select {
+	case <-time.After(overwriteIdle):
+	case <-ctx.Done():
+		node.Close()
+		return DiskResult{}, ctx.Err()
 	}
-	res := DiskResult{Keys: keys, Rounds: rounds}
 	for k := 0; k < keys; k++ {
 		res.LiveBytes += int64(len(appendKey(nil, 0, k)) + valueSize)
 	}
-	mapDir := filepath.Join(dir, "bench", "bench_overwrite")
 	res.DiskBytes, err = dirBytes(mapDir)
 	res.Ratio = float64(res.DiskBytes) / float64(res.LiveBytes)
+	if cerr := node.Close(); err == nil {
+		err = cerr
+	}
 	return res, err
 }
 

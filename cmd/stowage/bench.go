@@ -149,8 +149,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys\n", dr.Rounds, dr.Keys)
-	fmt.Fprintf(stdout, "  live %d B, on disk %d B, disk/live %.2f\n\n", dr.LiveBytes, dr.DiskBytes, dr.Ratio)
+	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys (default settings)\n", dr.Rounds, dr.Keys)
+	fmt.Fprintf(stdout, "  live %d B, on disk %d B after %v idle, disk/live %.2f; at most %d B while writing (%.2f)\n\n",
+		dr.LiveBytes, dr.DiskBytes, dr.Idle, dr.Ratio, dr.PeakBytes, float64(dr.PeakBytes)/float64(max(1, dr.LiveBytes)))
 	if err := runCheckpoint(); err != nil {
 		return err
 	}

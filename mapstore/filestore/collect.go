@@ -179,12 +179,33 @@ func (s *Store) collectable(live liveness) (logs, drop []string, waiting map[int
 	return logs, drop, waiting, need
 }
 
-// logBudget is the log size above which every partition is snapshotted:
-// CompactRatio of the live bytes plus half a segment, so that disk stays
-// within about twice the live bytes plus one segment (invariant 5) while a
-// small map is not snapshotted over and over. s.mu held.
+// logSlack is the most of the log budget that does not grow with the
+// live bytes (the rest is CompactRatio of them): enough that a small map
+// is not snapshotted after every few writes, small enough that its disk
+// stays within a few MiB of its live bytes whatever the segment size.
+const logSlack = 4 << 20
+
+// slack is the part of the log budget that does not depend on the live
+// bytes: logSlack, or half a segment if that is less.
+func (s *Store) slack() int64 { return min(s.opts.SegmentSize/2, logSlack) }
+
+// logBudget is the log size above which the segment being written is
+// finished and every partition with records in the log is snapshotted,
+// so that the log's dead records go: CompactRatio of the live bytes plus
+// the slack. Admit holds writes back at twice the budget, so while a map
+// is written its disk stays within about twice the live bytes plus twice
+// the slack (invariant 5). s.mu held.
 func (s *Store) logBudget(live int64) int64 {
-	return int64(float64(live)*s.opts.CompactRatio) + s.opts.SegmentSize/2
+	return int64(float64(live)*s.opts.CompactRatio) + s.slack()
+}
+
+// idleBudget is the log size a store that has written nothing for
+// quietAfter brings its log under: CompactRatio of the live bytes, or
+// half the slack if that is more. An idle map thus takes its snapshots
+// (about its live bytes) plus at most that: within max(1.5x, live + 2
+// MiB) at the defaults. s.mu held.
+func (s *Store) idleBudget(live int64) int64 {
+	return max(int64(float64(live)*s.opts.CompactRatio), s.slack()/2)
 }
 
 // liveTotal is the live bytes the log budget is measured against: of every

@@ -10,9 +10,15 @@
 //
 // Compaction: the owner of the data (the in-memory map) is the snapshot
 // source. Partitions whose log has grown are snapshotted, the snapshot is
-// read back, and log files every record of which is covered are deleted;
-// when compaction falls behind, Admit makes new writes wait, so disk stays
-// within about twice the live bytes plus one segment.
+// read back, and log files every record of which is covered are deleted.
+// When the log outgrows half the live bytes plus a few MiB, the segment
+// being written is finished early and every partition with records in the
+// log is snapshotted, so the open segment's dead records go too whatever
+// the segment size; once nothing was written for a second, the log is
+// brought within half the live bytes (or 2 MiB). When compaction falls
+// behind, Admit makes new writes wait. So a map's disk stays within about
+// twice its live bytes plus 8 MiB while it is written, and within
+// max(1.5x live, live + 2 MiB) a few seconds after writes stop.
 //
 // Loading: Open scans the log once, in parallel over files, and keeps per
 // partition only the versions and keys of its records (values stay in

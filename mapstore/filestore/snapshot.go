@@ -19,6 +19,9 @@ const (
 	snapChunk       = 1 << 20 // bytes of entries per snapshot frame
 	minSnapshotLog  = 64 << 10
 	compactInterval = 2 * time.Second
+	// quietAfter is how long after its last write a store counts as idle,
+	// when its log is held to the idle budget (see idleBudget).
+	quietAfter = time.Second
 )
 
 func (s *Store) addFile(name string, size int64, active bool) {
@@ -40,6 +43,7 @@ func (s *Store) finishFile(name string) {
 func (s *Store) noteWritten(name string, n int64, batch []*request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastWrite = time.Now()
 	lf := s.files[name]
 	if lf == nil {
 		return
@@ -81,10 +85,14 @@ func (s *Store) compactLoop(ctx context.Context) {
 
 // Compact implements mapstore.Snapshotter: it snapshots, from memory, every
 // partition this store owns whose log since its last snapshot has outgrown
-// CompactRatio of its live bytes, every partition acquired and not
-// snapshotted since, and, while the log is larger than its budget, every
-// owned partition with records in the log; then it deletes the log files
-// and snapshots that newer snapshots cover. Compactions run one at a time.
+// CompactRatio of its live bytes, and every partition acquired and not
+// snapshotted since. While the log is larger than its budget (logBudget),
+// or, once no batch was written for quietAfter, larger than the idle
+// budget (idleBudget), it first finishes the segment being written, so
+// that it can go too however few of its records are live, and snapshots
+// every owned partition that has records in the log. Then it deletes the
+// log files and snapshots that newer snapshots cover. Compactions run one
+// at a time.
 func (s *Store) Compact(ctx context.Context) error {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
@@ -96,6 +104,14 @@ func (s *Store) Compact(ctx context.Context) error {
 	}
 	live := s.liveness()
 	s.mu.Lock()
+	all, roll := s.overBudget()
+	s.mu.Unlock()
+	if roll {
+		if err := s.w.rollSegment(ctx); err != nil && !errors.Is(err, mapstore.ErrClosed) {
+			return err
+		}
+	}
+	s.mu.Lock()
 	var due []int
 	for p := 0; p < s.parts; p++ {
 		if !s.owned[p] {
@@ -106,16 +122,15 @@ func (s *Store) Compact(ctx context.Context) error {
 			due = append(due, p)
 		}
 	}
-	// Over the disk budget (log larger than CompactRatio of the live
-	// bytes): roll the active segment so it can be collected too, and
-	// snapshot every partition that has records in the log. Files that
+	// Over the budget: snapshot every partition that has records in the
+	// log since its snapshot or holds a finished file back. Files that
 	// wait only for other members' snapshots are left out: snapshotting
 	// here would not free them.
-	if s.collectableBytes() > s.logBudget(s.liveTotal()) {
-		s.w.rollNext.Store(true)
+	if all {
+		held := s.holdingBack()
 		due = due[:0]
 		for p := 0; p < s.parts; p++ {
-			if s.owned[p] && (s.since[p] > 0 || s.acquired[p]) {
+			if s.owned[p] && (s.since[p] > 0 || s.acquired[p] || held[p]) {
 				due = append(due, p)
 			}
 		}
@@ -125,6 +140,45 @@ func (s *Store) Compact(ctx context.Context) error {
 		return err
 	}
 	return s.collect(ctx, live)
+}
+
+// overBudget reports whether the log this store can collect is over its
+// budget (while written) or its idle budget (once quiet), so that every
+// partition with records in it is to be snapshotted (all), and whether
+// the segment being written should be finished first (roll): when it is
+// over minSnapshotLog, which keeps a log held over its budget by what
+// compaction cannot free from being cut into tiny segments. s.mu held.
+func (s *Store) overBudget() (all, roll bool) {
+	logBytes, live := s.collectableBytes(), s.liveTotal()
+	all = logBytes > s.logBudget(live) ||
+		(time.Since(s.lastWrite) >= quietAfter && logBytes > s.idleBudget(live))
+	if !all {
+		return false, false
+	}
+	for _, lf := range s.files {
+		if lf.active && lf.size > minSnapshotLog {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// holdingBack returns the owned partitions with records in a finished log
+// file this store may delete that their snapshots do not cover yet. s.mu
+// held.
+func (s *Store) holdingBack() map[int]bool {
+	held := map[int]bool{}
+	for _, lf := range s.files {
+		if lf.active || !lf.counted {
+			continue
+		}
+		for p, v := range lf.maxVer {
+			if s.owned[p] && !s.covered(p, v) {
+				held[p] = true
+			}
+		}
+	}
+	return held
 }
 
 // snapshotParallel is how many partition snapshots are written at once, so

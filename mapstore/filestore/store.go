@@ -32,7 +32,9 @@ type Options struct {
 	// A map stored with another count is re-hashed on Open.
 	Partitions int
 	// SegmentSize is the size at which a local log segment is rolled
-	// (the map-store property block.size; default 64 MiB).
+	// (the map-store property block.size; default 64 MiB). Compaction
+	// rolls it earlier when the log's budget is exceeded, so a small map
+	// does not keep a segment of dead records (see Store.Compact).
 	SegmentSize int64
 	// SnapshotRetain is how many snapshots per partition are kept (1 or
 	// 2, default 1). With 2, a snapshot damaged at rest falls back to the
@@ -126,6 +128,7 @@ type Store struct {
 	logTotal  int64         // bytes in log files this store may collect (counted)
 	held      int64         // of those, bytes held back only by partitions owned elsewhere
 	snapped   bool          // a snapshot was written since the last collect
+	lastWrite time.Time     // when the last batch became durable
 	progress  chan struct{} // closed and replaced when compaction deleted files
 
 	compactMu sync.Mutex // one compaction at a time

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -26,10 +25,6 @@ type writer struct {
 	queue   []*request
 	closing bool
 
-	// rollNext asks the flusher to start a new segment before its next
-	// batch, so that compaction can collect the current one.
-	rollNext atomic.Bool
-
 	// owned by the flusher goroutine
 	seg     fsbackend.Writer
 	segName string
@@ -43,6 +38,9 @@ type request struct {
 	vers []partVer
 	n    int
 	done chan error
+	// roll asks the flusher to finish the current segment before it
+	// writes the batch this request is in (see rollSegment).
+	roll bool
 }
 
 type partVer struct {
@@ -110,10 +108,20 @@ func (w *writer) header() []byte {
 func (w *writer) flush(batch []*request) {
 	start := time.Now()
 	w.buf = w.buf[:0]
-	n := 0
+	n, roll := 0, false
 	for _, r := range batch {
 		w.buf = append(w.buf, r.buf...)
 		n += r.n
+		roll = roll || r.roll
+	}
+	if roll {
+		w.roll()
+	}
+	if len(w.buf) == 0 {
+		for _, r := range batch {
+			r.done <- nil
+		}
+		return
 	}
 	name, err := w.write(w.buf)
 	if err == nil {
@@ -146,9 +154,6 @@ func (w *writer) write(b []byte) (string, error) {
 		}
 		w.s.addFile(name, int64(len(data)), false)
 		return name, nil
-	}
-	if w.rollNext.Swap(false) {
-		w.roll()
 	}
 	if w.seg == nil {
 		w.segN++
@@ -199,6 +204,23 @@ func (w *writer) roll() {
 }
 
 func (w *writer) finish() { w.roll() }
+
+// rollSegment finishes the segment being written, if any, so that
+// compaction may collect it: once it returns, every record acknowledged
+// before it was called is in a finished file. The next batch starts a new
+// segment. On back ends without durable append every batch is a finished
+// file already, and it does nothing.
+func (w *writer) rollSegment(ctx context.Context) error {
+	if !w.append {
+		return nil
+	}
+	r := reqPool.Get().(*request)
+	r.buf, r.vers, r.n, r.roll = r.buf[:0], r.vers[:0], 0, true
+	err := w.submit(ctx, r)
+	r.roll = false
+	releaseRequest(r)
+	return err
+}
 
 // encodeRequest frames records into a pooled request.
 func encodeRequest(rs []mapstore.Record) *request {

@@ -1,0 +1,304 @@
+package filestore_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/local"
+	"github.com/stowage/stowage/fsbackend/memfs"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/filestore"
+	"github.com/stowage/stowage/serde/keyhash"
+)
+
+// flightModel plays the in-memory map as the map store sees it: writes
+// are versioned per partition, and a snapshot covers the versions below
+// the oldest write still in flight (versioned, not yet acknowledged).
+type flightModel struct {
+	mu       sync.Mutex
+	ver      []mapstore.Version
+	live     []map[string]mapstore.Record
+	inflight []map[uint64]bool
+}
+
+func newFlightModel(parts int) *flightModel {
+	m := &flightModel{ver: make([]mapstore.Version, parts), live: make([]map[string]mapstore.Record, parts), inflight: make([]map[uint64]bool, parts)}
+	for p := range m.live {
+		m.live[p], m.inflight[p] = map[string]mapstore.Record{}, map[uint64]bool{}
+		m.ver[p].Epoch = 1
+	}
+	return m
+}
+
+// begin versions a write of key and marks it in flight.
+func (m *flightModel) begin(key string, val []byte) mapstore.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := keyhash.Partition([]byte(key), len(m.live))
+	m.ver[p].Seq++
+	r := mapstore.Record{Partition: p, Version: m.ver[p], Key: []byte(key), Value: val}
+	m.live[p][key] = r
+	m.inflight[p][r.Version.Seq] = true
+	return r
+}
+
+// done marks writes acknowledged.
+func (m *flightModel) done(rs []mapstore.Record) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		delete(m.inflight[r.Partition], r.Version.Seq)
+	}
+}
+
+func (m *flightModel) source(_ context.Context, p int) ([]mapstore.Record, mapstore.Version, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]mapstore.Record, 0, len(m.live[p]))
+	for _, r := range m.live[p] {
+		out = append(out, r)
+	}
+	upto := m.ver[p]
+	for seq := range m.inflight[p] {
+		if seq <= upto.Seq {
+			upto.Seq = seq - 1
+		}
+	}
+	return out, upto, nil
+}
+
+func (m *flightModel) contents() (map[string]string, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	var live int64
+	for _, l := range m.live {
+		for k, r := range l {
+			out[k] = string(r.Value)
+			live += int64(len(k) + len(r.Value))
+		}
+	}
+	return out, live
+}
+
+// dirSize is the sum of the sizes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // a file compaction removed meanwhile
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// TestSmallMapDiskStaysBounded: at the default settings (64 MiB segments,
+// 271 partitions), a small map that is overwritten over and over keeps
+// within its live bytes plus 16 MiB on disk while it is written, and
+// within max(2x live, live + 4 MiB) once it was idle for a few seconds:
+// the segment being written does not keep its dead records. Both a
+// metrics-style map (50 keys of 2 KB, 20,000 writes) and 10 overwrites of
+// 20,000 keys of 256 B. Afterwards a fresh store loads every key's last
+// value.
+func TestSmallMapDiskStaysBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		keys, rounds, value int
+		writers, batch      int
+	}{
+		{name: "metrics", keys: 50, rounds: 400, value: 2000, writers: 5, batch: 10},
+		{name: "overwrite", keys: 20_000, rounds: 10, value: 256, writers: 8, batch: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			f, err := local.New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := filestore.Open(ctx, filestore.Options{FS: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			m := newFlightModel(s.Partitions())
+			s.SetSnapshotSource(m.source)
+			if got := loadAll(t, s); len(got) != 0 { // the store owns what it loaded
+				t.Fatalf("a new map loaded %d entries", len(got))
+			}
+
+			var peak, peakLive atomic.Int64
+			stop, sampled := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for {
+					_, live := m.contents()
+					if d := dirSize(dir); d-live > peak.Load()-peakLive.Load() {
+						peak.Store(d)
+						peakLive.Store(live)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(2 * time.Millisecond):
+					}
+				}
+			}()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := 0; w < tc.writers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					var mine []string
+					for k := w; k < tc.keys; k += tc.writers {
+						mine = append(mine, fmt.Sprintf("key-%05d", k))
+					}
+					for r := 0; r < tc.rounds; r++ {
+						for i := 0; i < len(mine); i += tc.batch {
+							if err := s.Admit(ctx); err != nil {
+								t.Error(err)
+								return
+							}
+							var rs []mapstore.Record
+							for _, k := range mine[i:min(i+tc.batch, len(mine))] {
+								v := fmt.Sprintf("%s-round-%d-", k, r)
+								v += strings.Repeat("v", tc.value-len(v))
+								rs = append(rs, m.begin(k, []byte(v)))
+							}
+							if err := s.StoreAll(ctx, rs); err != nil {
+								t.Error(err)
+								return
+							}
+							m.done(rs)
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+			wrote := time.Since(start)
+			close(stop)
+			<-sampled
+			if t.Failed() {
+				t.FailNow()
+			}
+			want, live := m.contents()
+			if p, pl := peak.Load(), peakLive.Load(); p > pl+16<<20 {
+				t.Errorf("%d bytes on disk while writing, for %d live bytes: over live + 16 MiB", p, pl)
+			}
+
+			bound := max(2*live, live+4<<20)
+			idle := time.Now()
+			var disk int64
+			for {
+				disk = dirSize(dir)
+				if disk <= bound || time.Since(idle) > 8*time.Second {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("%d writes in %v; at worst %d bytes on disk for %d live while writing; %d bytes for %d live (%.2fx) after %v idle",
+				tc.keys*tc.rounds, wrote.Round(time.Millisecond), peak.Load(), peakLive.Load(), disk, live, float64(disk)/float64(live), time.Since(idle).Round(time.Millisecond))
+			if disk > bound {
+				t.Errorf("%d bytes on disk for %d live bytes after %v idle: over max(2x live, live + 4 MiB) = %d",
+					disk, live, time.Since(idle).Round(time.Millisecond), bound)
+			}
+
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := filestore.Open(ctx, filestore.Options{FS: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			expectSame(t, loadAll(t, s2), want)
+		})
+	}
+}
+
+// TestIdleMapKeepsNoLog: a small map written with more than the idle
+// budget of log (2 MiB at the defaults) but less than its budget while
+// written, all of it in the segment still open, is left idle: within a
+// few seconds the open segment is finished and deleted once its
+// partitions are snapshotted, so only snapshots are left; on a back end
+// without append (one file per batch), the batch files go the same way.
+// After a crash right then, every key loads with its last value.
+func TestIdleMapKeepsNoLog(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		append bool
+	}{{"append", true}, {"file-per-batch", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memfs.New()
+			var f fsbackend.FS = mem
+			if !tc.append {
+				f = wholeFileFS{mem}
+			}
+			s, err := filestore.Open(ctx, filestore.Options{FS: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			m := newFlightModel(s.Partitions())
+			s.SetSnapshotSource(m.source)
+			loadAll(t, s)
+			const keys, writes, size = 50, 1500, 2000 // 3 MB written, 100 KB live
+			for i := 0; i < writes; i += 10 {
+				var rs []mapstore.Record
+				for j := i; j < i+10; j++ {
+					k := fmt.Sprintf("metric-%02d", j%keys)
+					v := fmt.Sprintf("%s-%d-", k, j)
+					rs = append(rs, m.begin(k, []byte(v+strings.Repeat("m", size-len(v)))))
+				}
+				if err := s.StoreAll(ctx, rs); err != nil {
+					t.Fatal(err)
+				}
+				m.done(rs)
+			}
+			logBytes := func() int64 {
+				var n int64
+				for _, fi := range logNames(t, mem) {
+					n += fi.Size
+				}
+				return n
+			}
+			if n := logBytes(); n < 2<<20 {
+				t.Fatalf("%d bytes of log after the writes, want over 2 MiB: the test writes too little", n)
+			}
+			idle := time.Now()
+			for logBytes() > 0 && time.Since(idle) < 8*time.Second {
+				time.Sleep(20 * time.Millisecond)
+			}
+			want, live := m.contents()
+			disk := diskBytes(t, mem)
+			t.Logf("after %v idle: %d bytes of log, %d on disk for %d live", time.Since(idle).Round(time.Millisecond), logBytes(), disk, live)
+			if n := logBytes(); n > 0 {
+				t.Fatalf("%d bytes of log in %d files left after %v idle", n, len(logNames(t, mem)), time.Since(idle).Round(time.Millisecond))
+			}
+			if disk > live+live/4+4096 {
+				t.Errorf("%d bytes on disk for %d live bytes with no log left: more than the snapshots should take", disk, live)
+			}
+			mem.Crash()
+			s2, err := filestore.Open(ctx, filestore.Options{FS: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			expectSame(t, loadAll(t, s2), want)
+		})
+	}
+}
