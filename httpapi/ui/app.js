@@ -133,7 +133,7 @@ function draw(st) {
   // Maps.
   fill(document.querySelector("#maps tbody"), st.maps.map(m => {
     const load = m.loaded ? "loaded" : "loading " + m.loaded_partitions + " / " + m.owned_partitions;
-    const lat = m.store_latency ? seconds(m.store_latency.p50_seconds) + " / " + seconds(m.store_latency.p99_seconds) : (m.persisted ? na("no writes yet") : na("memory only"));
+    const lat = m.store_latency ? seconds(m.store_latency.p50_seconds) + " / " + seconds(m.store_latency.p99_seconds) : na("no writes on this member yet");
     const disk = v => m.disk ? bytes(v) : (m.disk_error ? na(m.disk_error) : na(m.persisted ? "n/a" : "memory only"));
     return row([
       m.name, num(m.entries), num(m.size + " / " + m.backup_entries),
@@ -156,8 +156,8 @@ function draw(st) {
   // Take-overs, newest first.
   fill(document.querySelector("#takeovers tbody"), st.take_overs.slice().reverse().map(t => row([
     el("td", ago(t.at, st.now), { title: new Date(t.at).toLocaleString() }),
-    t.source === "handover" ? "migration" : "fail-over or start",
-    t.source, t.from ? addr(t.from) : na("map store"), num(t.partitions), num(t.partition_table_version),
+    ({ promotion: "fail-over", handover: "migration", store: "load" })[t.source] || t.source,
+    t.source, t.from === st.self ? "its own backup copy" : t.from ? addr(t.from) : na("map store"), num(t.partitions), num(t.partition_table_version),
   ])), "none since this member started", 6);
 }
 
