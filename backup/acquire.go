@@ -331,6 +331,8 @@ func (r *Replicator) finish(items []*item, gen map[int]uint64) error {
 			return err
 		}
 	}
+	var amu sync.Mutex
+	var activatedFrom []source
 	parallel.Do(r.workers, len(ok), func(i int) {
 		it := ok[i]
 		backups := r.fillAll(ctx, it.p, it.epoch)
@@ -338,12 +340,16 @@ func (r *Replicator) finish(items []*item, gen map[int]uint64) error {
 		if activated {
 			r.log.Debug("stowage: partition active", "partition", it.p, "epoch", it.epoch, "source", sourceLabel(it.src), "from", it.src.member, "backups", backups)
 			r.m.acquired.WithLabelValues(sourceLabel(it.src)).Inc()
+			amu.Lock()
+			activatedFrom = append(activatedFrom, it.src)
+			amu.Unlock()
 			// Only now are the other copies not needed: had the take-over
 			// been abandoned, they would still be the partition's data.
 			r.releaseOthers(ctx, it.p, it.epoch, backups, it.src.holders)
 			r.h.Activated(ctx, it.p)
 		}
 	})
+	r.recordTakeOvers(activatedFrom, r.p.TableVersion(), time.Now())
 	return errors.Join(errs...)
 }
 

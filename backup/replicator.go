@@ -36,6 +36,8 @@ type Replicator struct {
 	// slowAsync: members that, as an async backup, did not take a fill
 	// in time, until when fills to them are not waited for (fill.go).
 	slowAsync map[string]time.Time
+
+	takeOvers takeOverRing // the last take-overs, for operators
 }
 
 // Config wires a Replicator.

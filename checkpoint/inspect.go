@@ -147,6 +147,11 @@ func Inspect(ctx context.Context, fsys fsbackend.FS, namespace string) ([]JobSum
 	if err != nil {
 		return nil, err
 	}
+	return summarise(ctx, sub, ns)
+}
+
+// summarise summarises every job below sub (the namespace ns).
+func summarise(ctx context.Context, sub fsbackend.FS, ns string) ([]JobSummary, error) {
 	jobs, byJob, _, err := listNamespace(ctx, sub, ns, "")
 	if err != nil {
 		return nil, err
@@ -170,6 +175,20 @@ func Inspect(ctx context.Context, fsys fsbackend.FS, namespace string) ([]JobSum
 	}
 	return out, nil
 }
+
+// JobLister is implemented by storages that can summarise their jobs
+// from a listing alone (FileStorage); a status page uses it.
+type JobLister interface {
+	Jobs(ctx context.Context) ([]JobSummary, error)
+}
+
+// Jobs summarises every job of the storage's namespace from file names
+// alone, as Inspect does.
+func (s *FileStorage) Jobs(ctx context.Context) ([]JobSummary, error) {
+	return summarise(ctx, s.fs, s.ns)
+}
+
+var _ JobLister = (*FileStorage)(nil)
 
 // List describes the checkpoint files of one job from the listing alone
 // (CRC is CRCUnchecked; use Verify or Show to read them).

@@ -9,6 +9,10 @@
 //	GET /v1/maps/{map}                           size and load state
 //	GET /v1/maps                                 the maps this member holds
 //	GET /v1/cluster                              members, master, table
+//	GET /v1/status                               what the status page shows:
+//	                                              members, partition owners,
+//	                                              maps, checkpoints, take-overs
+//	GET / (and /ui/)                             the status page, built in
 //	GET /healthz                                 200 once every member serves
 //	GET /metrics                                 Prometheus
 //
@@ -18,6 +22,12 @@
 // record limit, 503 while the node closes or split-brain protection
 // refuses, 504 when the owner died mid-write and the outcome is unknown.
 //
-// Imports: package stowage and its public types, serde, net/http,
+// The status page (ui/, embedded) polls /v1/status and draws it; it loads
+// nothing from elsewhere and puts every value into the page as text. Its
+// answers name no path on the server: a storage error is reported as
+// such, without its details.
+//
+// Imports: package stowage and its public types, serde, checkpoint's
+// types (the storage stowage.OpenCheckpointStorage returns), net/http,
 // Prometheus' handler. Nothing below the root package.
 package httpapi

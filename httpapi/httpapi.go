@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/checkpoint"
 	"github.com/stowage/stowage/serde"
 	"github.com/stowage/stowage/serde/record"
 )
@@ -21,10 +22,29 @@ import (
 // its key and framing.
 const maxValue = record.MaxPayload - 4096
 
+// Option configures Handler.
+type Option func(*api)
+
+// WithCheckpoints shows the jobs of checkpoint storage st (from
+// stowage.OpenCheckpointStorage) in GET /v1/status and on the status
+// page. The caller keeps it and closes it after the handler's last use.
+func WithCheckpoints(st checkpoint.Storage) Option {
+	return func(a *api) { a.checkpoints = st }
+}
+
 // Handler returns the HTTP API of node n (see the package doc).
-func Handler(n *stowage.Node) http.Handler {
+func Handler(n *stowage.Node, opts ...Option) http.Handler {
 	a := &api{n: n}
+	for _, o := range opts {
+		o(a)
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", servePage)
+	mux.Handle("GET /ui/", http.StripPrefix("/ui/", http.HandlerFunc(serveUI)))
+	mux.HandleFunc("GET /v1/status", a.status)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
 	mux.HandleFunc("PUT /v1/maps/{map}/entries/{key...}", a.put)
 	mux.HandleFunc("GET /v1/maps/{map}/entries/{key...}", a.get)
 	mux.HandleFunc("DELETE /v1/maps/{map}/entries/{key...}", a.delete)
@@ -49,7 +69,10 @@ func Handler(n *stowage.Node) http.Handler {
 	return mux
 }
 
-type api struct{ n *stowage.Node }
+type api struct {
+	n           *stowage.Node
+	checkpoints checkpoint.Storage // nil: none given
+}
 
 // bytesMap is a map as the HTTP API sees it: keys are the raw bytes of
 // the path segment, values the raw bytes of the body.

@@ -145,6 +145,22 @@ type PartitionOwner interface {
 	Release(p int)
 }
 
+// DiskUser is implemented by stores that can say, cheaply (from a
+// listing, without reading the files), what they keep on storage.
+type DiskUser interface {
+	DiskUsage(ctx context.Context) (DiskUsage, error)
+}
+
+// DiskUsage is what a store keeps on storage, in files and bytes.
+type DiskUsage struct {
+	LogFiles      int   `json:"log_files"`
+	LogBytes      int64 `json:"log_bytes"`
+	Snapshots     int   `json:"snapshots"`
+	SnapshotBytes int64 `json:"snapshot_bytes"`
+	OtherFiles    int   `json:"other_files"`
+	DiskBytes     int64 `json:"disk_bytes"` // every file, the others included
+}
+
 // Errors of the contract.
 var (
 	// ErrClosed is returned by calls on a closed store.

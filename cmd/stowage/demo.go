@@ -23,6 +23,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dir := fl.String("dir", "", "working directory (default: a new temporary directory, removed afterwards)")
 	members := fl.Int("members", 3, "cluster members (processes on 127.0.0.1)")
 	writers := fl.Int("writers", 16, "concurrent writers")
+	keep := fl.Bool("keep-running", false, "after the restart, leave the members serving (status page, HTTP API) until interrupted")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -124,6 +125,26 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitError(1)
 	}
 	step("every acknowledged write came back.")
+	if *keep {
+		return c.keepRunning(ctx, stdout, cfgDir)
+	}
+	return nil
+}
+
+// keepRunning leaves the members serving until ctx ends (Ctrl-C, SIGTERM),
+// then stops them.
+func (c *demoCluster) keepRunning(ctx context.Context, stdout io.Writer, cfgDir string) error {
+	as := c.addrs()
+	fmt.Fprintf(stdout, "\nthe %d members keep running; Ctrl-C stops them.\n", len(as))
+	for _, a := range as[1:] {
+		fmt.Fprintf(stdout, "  member HTTP API: http://%s/\n", a)
+	}
+	fmt.Fprintf(stdout, "try: stowage inspect --config-dir %s maps\n", cfgDir)
+	fmt.Fprintf(stdout, "     stowage inspect --config-dir %s stats engine_runningJobState\n", cfgDir)
+	fmt.Fprintf(stdout, "status page: http://%s/\n", as[0])
+	<-ctx.Done()
+	c.stopAll(10 * time.Second)
+	fmt.Fprintln(stdout, "members stopped.")
 	return nil
 }
 
@@ -193,6 +214,31 @@ func (c *demoCluster) killAll() {
 	for _, n := range nodes {
 		n.kill()
 	}
+}
+
+// stopAll sends every member SIGTERM (a graceful leave) and SIGKILLs
+// those still running after limit.
+func (c *demoCluster) stopAll(limit time.Duration) {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.nodes = nil
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := make(chan struct{})
+			go func() { _ = n.stop(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(limit):
+				_ = n.cmd.Process.Kill()
+				<-done
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // describe summarises GET /v1/cluster of the first member.

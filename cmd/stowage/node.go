@@ -54,7 +54,14 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: httpapi.Handler(node), ReadHeaderTimeout: 10 * time.Second}
+	var hopts []httpapi.Option
+	if cps, err := stowage.OpenCheckpointStorage(ctx, cfg, log); err != nil {
+		log.Warn("stowage node: checkpoint storage not shown on the status page", "err", err)
+	} else {
+		defer cps.Close()
+		hopts = append(hopts, httpapi.WithCheckpoints(cps))
+	}
+	srv := &http.Server{Handler: httpapi.Handler(node, hopts...), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("stowage node serving", "http", ln.Addr().String(), "cluster", cfg.Hazelcast.ClusterName)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -27,24 +27,12 @@ type Stats struct {
 // Stats reads the whole map directory and counts what is in it.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{Partitions: s.parts, Generation: s.gen}
-	list, err := s.fs.List(ctx, "")
+	du, err := s.DiskUsage(ctx)
 	if err != nil {
 		return st, err
 	}
-	for _, fi := range list {
-		st.DiskBytes += fi.Size
-		_, kind, ok := parseName(fi.Name)
-		switch {
-		case ok && kind == kindLog:
-			st.LogFiles++
-			st.LogBytes += fi.Size
-		case ok && kind == kindSnap:
-			st.Snapshots++
-			st.SnapBytes += fi.Size
-		default:
-			st.OtherFiles++
-		}
-	}
+	st.LogFiles, st.LogBytes, st.Snapshots, st.SnapBytes = du.LogFiles, du.LogBytes, du.Snapshots, du.SnapshotBytes
+	st.OtherFiles, st.DiskBytes = du.OtherFiles, du.DiskBytes
 	err = s.Entries(ctx, func(r mapstore.Record) error {
 		st.Entries++
 		st.LiveBytes += int64(len(r.Key) + len(r.Value))
@@ -52,6 +40,33 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	})
 	return st, err
 }
+
+// DiskUsage counts the map directory's files and bytes from a listing,
+// reading none of them.
+func (s *Store) DiskUsage(ctx context.Context) (mapstore.DiskUsage, error) {
+	var du mapstore.DiskUsage
+	list, err := s.fs.List(ctx, "")
+	if err != nil {
+		return du, err
+	}
+	for _, fi := range list {
+		du.DiskBytes += fi.Size
+		_, kind, ok := parseName(fi.Name)
+		switch {
+		case ok && kind == kindLog:
+			du.LogFiles++
+			du.LogBytes += fi.Size
+		case ok && kind == kindSnap:
+			du.Snapshots++
+			du.SnapshotBytes += fi.Size
+		default:
+			du.OtherFiles++
+		}
+	}
+	return du, nil
+}
+
+var _ mapstore.DiskUser = (*Store)(nil)
 
 // Verify reads every file of the map directory in full and returns all
 // damage found: unreadable frames in log files (torn tails are reported
