@@ -54,7 +54,15 @@ func (c *testCluster) add() *member {
 	c.seq++
 	id := fmt.Sprintf("m%d", c.seq)
 	m := &member{id: id, self: cluster.Member{ID: id, Addr: id, RPC: id, Run: id, Started: time.Unix(int64(c.seq), 0)}, h: newFakeHolder(parts)}
+	// Like a member that joins through its member list, the new member
+	// sees the others from the start (before any of them sees it and
+	// sends it a table).
 	m.view = cluster.NewStaticView(m.self)
+	var others []cluster.Member
+	for _, x := range c.members {
+		others = append(others, x.self)
+	}
+	m.view.Set(append(others, m.self)...)
 	m.tr = c.net.Transport(id)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
