@@ -28,6 +28,7 @@ type FileWriter struct {
 	replication int
 	blockSize   int64
 	fileId      *uint64
+	syncBlock   bool
 
 	blockWriter *transfer.BlockWriter
 	deadline    time.Time
@@ -136,6 +137,7 @@ func (c *Client) Append(name string) (*FileWriter, error) {
 		BlockSize:           f.blockSize,
 		Offset:              int64(block.B.GetNumBytes()),
 		Append:              true,
+		SyncBlock:           f.syncBlock,
 		UseDatanodeHostname: f.client.options.UseDatanodeHostname,
 		DialFunc:            dialFunc,
 	}
@@ -172,6 +174,20 @@ func (f *FileWriter) SetDeadline(t time.Time) error {
 
 	// Return the error at connection time.
 	return nil
+}
+
+// SetSyncBlock sets whether the datanodes should sync each block of the file
+// to disk before they acknowledge its end, like CreateFlag.SYNC_BLOCK in the
+// Java client. If set, Close returns only once every datanode in the pipeline
+// has synced the last block; without it, the datanodes may still hold the
+// data in memory only (unless they are configured with
+// dfs.datanode.synconclose). It applies to the current block and any later
+// ones.
+func (f *FileWriter) SetSyncBlock(sync bool) {
+	f.syncBlock = sync
+	if f.blockWriter != nil {
+		f.blockWriter.SyncBlock = sync
+	}
 }
 
 // Write implements io.Writer for writing to a file in HDFS. Internally, it
@@ -291,6 +307,7 @@ func (f *FileWriter) startNewBlock() error {
 		ClientName:          f.client.namenode.ClientName,
 		Block:               block,
 		BlockSize:           f.blockSize,
+		SyncBlock:           f.syncBlock,
 		UseDatanodeHostname: f.client.options.UseDatanodeHostname,
 		DialFunc:            dialFunc,
 	}

@@ -70,6 +70,7 @@ type outboundPacket struct {
 	seqno     int
 	offset    int64
 	last      bool
+	syncBlock bool
 	checksums []byte
 	data      []byte
 }
@@ -137,8 +138,9 @@ func (s *blockWriteStream) Write(b []byte) (int, error) {
 }
 
 // finish flushes the rest of the buffered bytes, and then sends a final empty
-// packet signifying the end of the block.
-func (s *blockWriteStream) finish() error {
+// packet signifying the end of the block. If syncBlock is true, that packet
+// asks the datanodes to sync the block to disk before they acknowledge it.
+func (s *blockWriteStream) finish(syncBlock bool) error {
 	if s.closed {
 		return nil
 	}
@@ -160,6 +162,7 @@ func (s *blockWriteStream) finish() error {
 		seqno:     s.seqno,
 		offset:    s.offset,
 		last:      true,
+		syncBlock: syncBlock,
 		checksums: []byte{},
 		data:      []byte{},
 	}
@@ -325,6 +328,11 @@ func (s *blockWriteStream) writePacket(p outboundPacket) error {
 		Seqno:             proto.Int64(int64(p.seqno)),
 		LastPacketInBlock: proto.Bool(p.last),
 		DataLen:           proto.Int32(int32(len(p.data))),
+	}
+
+	// Like the Java client, only set the field when it is true.
+	if p.syncBlock {
+		headerInfo.SyncBlock = proto.Bool(true)
 	}
 
 	// Don't ask me why this doesn't include the header proto...

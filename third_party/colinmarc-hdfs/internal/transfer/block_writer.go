@@ -31,6 +31,10 @@ type BlockWriter struct {
 	Offset int64
 	// Append indicates whether this is an append operation on an existing block.
 	Append bool
+	// SyncBlock indicates whether the datanodes should sync the block to disk
+	// before acknowledging its last packet, when the block is closed. This is
+	// what the Java client does for CreateFlag.SYNC_BLOCK.
+	SyncBlock bool
 	// UseDatanodeHostname indicates whether the datanodes will be connected to
 	// via hostname (if true) or IP address (if false).
 	UseDatanodeHostname bool
@@ -110,7 +114,7 @@ func (bw *BlockWriter) Close() error {
 
 	if bw.stream != nil {
 		// TODO: handle failures, set up recovery pipeline
-		err := bw.stream.finish()
+		err := bw.stream.finish(bw.SyncBlock)
 		if err != nil {
 			return err
 		}
