@@ -125,3 +125,5 @@ require (
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/colinmarc/hdfs/v2 => ./third_party/colinmarc-hdfs

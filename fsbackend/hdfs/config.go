@@ -26,6 +26,10 @@ const (
 	KeyKerberosKeytabPath = "kerberosKeytabFilePath"
 	KeyKrb5Path           = "krb5Path"
 	KeyDisableCache       = "disable.cache"
+	// KeySyncOnClose is stowage's own: true (the default) makes every
+	// DataNode of the pipeline sync a file's blocks to disk before Close
+	// returns; false accepts blocks the DataNodes hold in memory only.
+	KeySyncOnClose = "stowage.hdfs.sync-on-close"
 )
 
 // defaultNameNodePort is the NameNode RPC port used when fs.defaultFS names
@@ -74,6 +78,12 @@ type Config struct {
 	CloseRetryDelay time.Duration
 	// DisableCache gives the FS a private client.
 	DisableCache bool
+	// SyncOnClose is stowage.hdfs.sync-on-close (default true): the last
+	// packet of each block asks the DataNodes to sync the block to disk
+	// before they acknowledge it, so a file is on every DataNode's disk
+	// when Close returns. It is a per-file setting, not part of the client
+	// cache key.
+	SyncOnClose bool
 
 	// hadoop holds the merged Hadoop settings; origin names where each one
 	// came from, for error messages.
@@ -221,6 +231,9 @@ func ParseProperties(p fsbackend.Properties) (*Config, error) {
 			return nil, fmt.Errorf("stowage/fsbackend/hdfs: key %s: %q is not true or false", KeyDisableCache, v)
 		}
 		c.DisableCache = b
+	}
+	if c.SyncOnClose, err = boolProperty(p, KeySyncOnClose, true); err != nil {
+		return nil, err
 	}
 
 	if err := c.resolveKerberos(p); err != nil {
@@ -374,6 +387,19 @@ func (c *Config) boolSetting(key string, def bool) (bool, error) {
 	b, err := strconv.ParseBool(s.value)
 	if err != nil {
 		return false, fmt.Errorf("stowage/fsbackend/hdfs: key %s: %q is not true or false", s.origin, s.value)
+	}
+	return b, nil
+}
+
+// boolProperty reads the stowage property key as true or false.
+func boolProperty(p fsbackend.Properties, key string, def bool) (bool, error) {
+	v := strings.TrimSpace(p.Get(key, ""))
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("stowage/fsbackend/hdfs: key %s: %q is not true or false", key, v)
 	}
 	return b, nil
 }

@@ -67,6 +67,7 @@ func TestParsePropertiesValid(t *testing.T) {
 		user      string
 		dnHost    bool
 		noCache   bool
+		noSync    bool // stowage.hdfs.sync-on-close: false
 		sockTO    time.Duration
 	}{
 		{name: "host and port", props: fsbackend.Properties{"fs.defaultFS": "hdfs://localhost:9000"},
@@ -92,6 +93,10 @@ func TestParsePropertiesValid(t *testing.T) {
 			addresses: []string{"usdp-bing-nn1:8020", "usdp-bing-nn2:8020"}, sockTO: 60 * time.Second},
 		{name: "disable.cache", props: fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "disable.cache": "true"},
 			addresses: []string{"h:1"}, noCache: true, sockTO: 60 * time.Second},
+		{name: "sync-on-close false", props: fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "stowage.hdfs.sync-on-close": " false "},
+			addresses: []string{"h:1"}, noSync: true, sockTO: 60 * time.Second},
+		{name: "sync-on-close true", props: fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "stowage.hdfs.sync-on-close": "true"},
+			addresses: []string{"h:1"}, sockTO: 60 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +121,9 @@ func TestParsePropertiesValid(t *testing.T) {
 			}
 			if c.DisableCache != tc.noCache {
 				t.Errorf("DisableCache = %t, want %t", c.DisableCache, tc.noCache)
+			}
+			if c.SyncOnClose != !tc.noSync {
+				t.Errorf("SyncOnClose = %t, want %t", c.SyncOnClose, !tc.noSync)
 			}
 			if c.SocketTimeout != tc.sockTO {
 				t.Errorf("SocketTimeout = %s, want %s", c.SocketTimeout, tc.sockTO)
@@ -210,6 +218,7 @@ func TestParsePropertiesErrors(t *testing.T) {
 		{"bad number", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "seatunnel.hadoop.dfs.client.socket-timeout": "soon"},
 			"seatunnel.hadoop.dfs.client.socket-timeout"},
 		{"bad disable.cache", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "disable.cache": "maybe"}, "disable.cache"},
+		{"bad sync-on-close", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "stowage.hdfs.sync-on-close": "sometimes"}, "stowage.hdfs.sync-on-close"},
 		{"principal without keytab", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "kerberosPrincipal": "u@R"}, "kerberosKeytabFilePath"},
 		{"keytab without principal", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1", "kerberosKeytabFilePath": "/k"}, "kerberosPrincipal"},
 		{"kerberos auth without principal", fsbackend.Properties{"fs.defaultFS": "hdfs://h:1",

@@ -8,7 +8,20 @@
 // The Go client's Flush is not hflush: it pushes packets without waiting for
 // the DataNode pipeline to acknowledge them. Only Close waits for the
 // pipeline and completes the file at the NameNode, so on this back end a
-// file is durable when Writer.Close returns nil, and not before. Writer.Sync
+// file is durable when Writer.Close returns nil, and not before.
+//
+// Durable means on disk on every DataNode of the pipeline. A DataNode
+// acknowledges a block it holds in its page cache only, unless it runs
+// with dfs.datanode.synconclose=true (Hadoop's default is false) or the
+// client asks it to sync: the Java client sets syncBlock in the header of
+// a block's last packet for CreateFlag.SYNC_BLOCK and hsync, and the
+// DataNode syncs the block before it acknowledges that packet. The Go
+// client does this through FileWriter.SetSyncBlock, a patch carried in
+// third_party/colinmarc-hdfs (PATCHES.md there); every file this back end
+// writes sets it, so Close returns once each block of the file is on the
+// disks of its DataNodes. stowage.hdfs.sync-on-close: false relaxes that to
+// "in the DataNodes' memory" (HBase's default trade): a power loss of all
+// the DataNodes of a pipeline can then lose acknowledged writes. Writer.Sync
 // returns fsbackend.ErrUnsupported and Capabilities reports DurableAppend
 // false; the map store therefore writes one new immutable file per batch.
 // Close retries the NameNode's "complete" call with backoff while the last
@@ -52,6 +65,8 @@
 //	kerberosKeytabFilePath
 //	krb5Path                     krb5.conf (default $KRB5_CONFIG, else /etc/krb5.conf)
 //	disable.cache                true: this FS gets a private client
+//	stowage.hdfs.sync-on-close   false: Close does not wait for the DataNodes
+//	                             to sync the blocks to disk (default true)
 //
 // Hadoop settings are merged from $HADOOP_CONF_DIR (core-site.xml,
 // hdfs-site.xml; else $HADOOP_HOME/conf), then hdfs_site_path, then every

@@ -298,10 +298,11 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			if err != nil {
 				return err
 			}
+			fw.SetSyncBlock(f.cfg.SyncOnClose)
 			f.cache.ref(c)
 			w = &writer{f: f, c: c, fw: fw, path: p, ctx: ctx, failedAt: -1,
 				keep:   keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
-				reopen: func() (blockFile, error) { return replaceFile(c.c, p) }}
+				reopen: func() (blockFile, error) { return replaceFile(c.c, p, f.cfg.SyncOnClose) }}
 			return nil
 		}
 	})

@@ -142,8 +142,9 @@ func (w *writer) recover(err error, at int64) error {
 
 // replaceFile creates a new empty file that takes the place of the partial
 // file p: under a side name, then renamed over p, so p always exists. The
-// returned writer goes on by inode after the rename.
-func replaceFile(c *gohdfs.Client, p string) (blockFile, error) {
+// returned writer goes on by inode after the rename, with SetSyncBlock as
+// the one it replaces.
+func replaceFile(c *gohdfs.Client, p string, syncBlock bool) (blockFile, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
@@ -153,6 +154,7 @@ func replaceFile(c *gohdfs.Client, p string) (blockFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	fw.SetSyncBlock(syncBlock)
 	if err := c.Rename(side, p); err != nil {
 		_ = fw.Close() // no blocks yet: completes at once
 		_ = c.Remove(side)

@@ -33,6 +33,8 @@
 //   mkdir PATH                 mkdirs
 //   chmod PATH OCTAL           setPermission
 //   chown PATH USER GROUP      setOwner
+//   dn-http                    ok <host:port of each DataNode's HTTP server>
+//                              (its metrics: /jmx?qry=Hadoop:service=DataNode,...)
 //   ibr pause|resume           hold back (or send again) the DataNodes'
 //                              incremental block reports, so that blocks
 //                              stay unreported (NotReplicatedYetException)
@@ -104,6 +106,9 @@ public final class MiniHdfs {
         conf.setInt("dfs.namenode.safemode.extension", 0);
         conf.setInt("dfs.namenode.safemode.min.datanodes", 0);
         conf.setLong("dfs.blocksize", 1024 * 1024);
+        // Hadoop's default, stated because tests rely on it: a DataNode
+        // syncs a block to disk only when the client asks (syncBlock).
+        conf.setBoolean("dfs.datanode.synconclose", false);
         conf.setInt("dfs.heartbeat.interval", 1);
         conf.setInt("dfs.ha.tail-edits.period", 1);
         conf.setInt("dfs.namenode.handler.count", 4);
@@ -348,6 +353,13 @@ public final class MiniHdfs {
             case "chown":
                 fs().setOwner(new Path(a[1]), a[2], a[3]);
                 return "";
+            case "dn-http": {
+                List<String> addrs = new ArrayList<>();
+                for (DataNode dn : cluster.getDataNodes()) {
+                    addrs.add("127.0.0.1:" + dn.getInfoPort());
+                }
+                return " " + String.join(" ", addrs);
+            }
             case "ibr":
                 for (DataNode dn : cluster.getDataNodes()) {
                     if (a[1].equals("pause")) {
