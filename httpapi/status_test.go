@@ -74,6 +74,12 @@ func TestStatusReportsMapsStorageAndCheckpoints(t *testing.T) {
 	if m.Disk == nil || m.Disk.LogFiles == 0 || m.Disk.LogBytes < 20*int64(len("value")) || m.Disk.DiskBytes < m.Disk.LogBytes+m.Disk.SnapshotBytes {
 		t.Errorf("disk usage: %+v, want the log of 20 writes", m.Disk)
 	}
+	// Live: 20 keys of 2 bytes ("ka".."kt") with 5-byte values.
+	if m.LiveBytes == nil || *m.LiveBytes != 20*(2+5) {
+		t.Errorf("live bytes: %v, want %d", m.LiveBytes, 20*(2+5))
+	} else if m.Disk != nil && (m.DiskPerLive == nil || *m.DiskPerLive != float64(m.Disk.DiskBytes)/float64(*m.LiveBytes)) {
+		t.Errorf("disk/live: %v, want %d / %d", m.DiskPerLive, m.Disk.DiskBytes, *m.LiveBytes)
+	}
 	if st.Checkpoints == nil || len(st.Checkpoints.Jobs) != 1 {
 		t.Fatalf("checkpoints: %+v", st.Checkpoints)
 	}

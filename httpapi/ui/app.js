@@ -142,8 +142,10 @@ function draw(st) {
       el("td", m.disk ? [bytes(m.disk.log_bytes), " in " + m.disk.log_files + " files"] : disk()),
       el("td", m.disk ? [bytes(m.disk.snapshot_bytes), " in " + m.disk.snapshots] : disk()),
       el("td", m.disk ? bytes(m.disk.disk_bytes) : disk()),
+      el("td", m.live_bytes !== null ? bytes(m.live_bytes) : na("no answer in time"), { "data-live-bytes": m.live_bytes !== null ? m.live_bytes : "" }),
+      el("td", m.disk_per_live !== null ? m.disk_per_live.toFixed(2) : disk(), { "data-disk-per-live": m.disk_per_live !== null ? m.disk_per_live : "" }),
     ], { "data-map": m.name });
-  }), "no maps held", 8);
+  }), "no maps held", 10);
 
   // Checkpoints.
   const cp = st.checkpoints;

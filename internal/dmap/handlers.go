@@ -139,7 +139,9 @@ func (e *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
-		ans.Size += c.size(c.parts[p])
+		n, b := c.sizeBytes(c.parts[p])
+		ans.Size += n
+		ans.Bytes += b
 	}
 	return ans
 }

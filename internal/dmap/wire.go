@@ -76,5 +76,6 @@ type mapInfoReq struct {
 type mapInfoAns struct {
 	Code  int   `msgpack:"c"`
 	Size  int   `msgpack:"n"`
+	Bytes int64 `msgpack:"b,omitempty"` // key and value bytes of those entries
 	Moved []int `msgpack:"mv,omitempty"`
 }
