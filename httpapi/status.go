@@ -35,6 +35,9 @@ type Status struct {
 	Maps        []MapStatus        `json:"maps"`
 	Checkpoints *CheckpointStatus  `json:"checkpoints"` // null: no checkpoint storage given to the handler
 	TakeOvers   []stowage.TakeOver `json:"take_overs"`
+	// ClusterTakeOvers is every live member's take-overs, newest first,
+	// and the members that did not answer in time.
+	ClusterTakeOvers stowage.ClusterTakeOvers `json:"cluster_take_overs"`
 }
 
 // MapStatus is one map of Status.
@@ -92,6 +95,7 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 	if st.TakeOvers == nil {
 		st.TakeOvers = []stowage.TakeOver{}
 	}
+	st.ClusterTakeOvers = n.ClusterTakeOvers(ctx)
 	for _, rs := range n.PartitionTable().Replicas {
 		owner := ""
 		if len(rs) > 0 {

@@ -91,6 +91,11 @@ func TestStatusReportsMapsStorageAndCheckpoints(t *testing.T) {
 	if len(st.TakeOvers) == 0 || st.TakeOvers[0].Source != "store" || st.TakeOvers[0].Partitions != 271 {
 		t.Errorf("take-overs: %+v, want the start's 271 partitions from the store", st.TakeOvers)
 	}
+	ct := st.ClusterTakeOvers
+	if len(ct.Unanswered) != 0 || len(ct.TakeOvers) != len(st.TakeOvers) || len(ct.TakeOvers) == 0 ||
+		ct.TakeOvers[len(ct.TakeOvers)-1].Member != st.Self || ct.TakeOvers[len(ct.TakeOvers)-1].Source != "store" {
+		t.Errorf("cluster take-overs: %+v, want this member's, newest first, ending with the start's load", ct)
+	}
 }
 
 func TestStatusWithoutCheckpointStorageSaysSo(t *testing.T) {

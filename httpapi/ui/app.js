@@ -161,6 +161,18 @@ function draw(st) {
     ({ promotion: "fail-over", handover: "migration", store: "load" })[t.source] || t.source,
     t.source, t.from === st.self ? "its own backup copy" : t.from ? addr(t.from) : na("map store"), num(t.partitions), num(t.partition_table_version),
   ])), "none since this member started", 6);
+
+  // Every live member's take-overs, newest first.
+  const ct = st.cluster_take_overs;
+  const kind = t => ({ promotion: "fail-over", handover: "migration", store: "load" })[t.source] || t.source;
+  fill(document.querySelector("#cluster-takeovers tbody"), ct.take_overs.map(t => row([
+    el("td", ago(t.at, st.now), { title: new Date(t.at).toLocaleString() }),
+    el("td", [swatch(colourOf(t.member)), " " + addr(t.member)], { title: t.member }),
+    kind(t), t.from === t.member ? "its own backup copy" : t.from ? addr(t.from) : na("map store"),
+    num(t.partitions), num(t.partition_table_version),
+  ], { "data-member": t.member, "data-source": t.source })), "none since the members started", 6);
+  document.getElementById("cluster-takeovers-note").textContent = ct.unanswered.length === 0
+    ? "(every live member answered)" : "(no answer in time from " + ct.unanswered.map(addr).join(", ") + ": theirs are missing)";
 }
 
 async function refresh() {
