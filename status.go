@@ -21,6 +21,10 @@ type MemberInfo struct {
 	// declared it dead, or it left) is listed with Live false until a new
 	// table leaves it out.
 	Live bool `json:"live"`
+	// Suspect: live, but this member's failure detection got no answer
+	// from it at its last probe; it is declared dead unless it answers in
+	// time.
+	Suspect bool `json:"suspect"`
 	// Draining: handing its partitions over before it leaves.
 	Draining bool `json:"draining"`
 	// Partitions it owns and Backups it holds per this member's table.
@@ -52,7 +56,7 @@ func (n *Node) Members() []MemberInfo {
 	for i, m := range n.view.Members() {
 		live[m.ID] = true
 		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Started: m.Started, Master: i == 0, Self: m.ID == self,
-			Live: true, Draining: m.Draining, Partitions: parts[m.ID], Backups: backups[m.ID]})
+			Live: true, Suspect: m.Suspect, Draining: m.Draining, Partitions: parts[m.ID], Backups: backups[m.ID]})
 	}
 	for _, id := range named {
 		if !live[id] {

@@ -130,3 +130,23 @@ func waitTableWithout(t *testing.T, tc *tcluster, id string) {
 		}
 	}
 }
+
+// A member membership suspects is listed live and suspect.
+func TestMembersCarrySuspicion(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	a, b := tc.add(), tc.add()
+	tc.waitLoaded()
+	sb := b.self
+	sb.Suspect = true
+	a.view.Set(a.self, sb)
+	got := map[string]stowage.MemberInfo{}
+	for _, m := range a.node.Members() {
+		got[m.ID] = m
+	}
+	if m := got[b.id]; !m.Live || !m.Suspect {
+		t.Errorf("%s as %s sees it: %+v, want live and suspect", b.id, a.id, m)
+	}
+	if m := got[a.id]; !m.Live || m.Suspect {
+		t.Errorf("%s as it sees itself: %+v, want live, not suspect", a.id, m)
+	}
+}

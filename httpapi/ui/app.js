@@ -98,7 +98,7 @@ function draw(st) {
   // Members.
   st.members.forEach(m => colourOf(m.id));
   fill(document.querySelector("#members tbody"), st.members.map(m => {
-    const state = !m.live ? "gone (not in membership)" : m.draining ? "leaving" : "live";
+    const state = !m.live ? "gone (not in membership)" : m.suspect ? "suspected (a probe went unanswered)" : m.draining ? "leaving" : "live";
     const r = row([
       el("td", swatch(colourOf(m.id))),
       el("td", m.addr, { title: m.id }),
@@ -106,8 +106,9 @@ function draw(st) {
       m.started ? el("td", when(m.started), { title: ago(m.started, st.now) }) : el("td", na("unknown")),
       num(m.partitions), num(m.backups),
       el("td", state, { class: "state" }),
-    ], { "data-id": m.id, "data-live": m.live });
+    ], { "data-id": m.id, "data-live": m.live, "data-suspect": m.suspect });
     if (!m.live) r.classList.add("gone");
+    if (m.suspect) r.classList.add("suspect");
     return r;
   }), "no members yet", 7);
 
