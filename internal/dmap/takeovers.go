@@ -2,7 +2,6 @@ package dmap
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -74,5 +73,5 @@ func (e *Engine) ClusterTakeOvers(ctx context.Context) []MemberTakeOvers {
 		})
 	}
 	wg.Wait()
-	return slices.Clip(out)
+	return out
 }
