@@ -105,6 +105,8 @@ type Node struct {
 	// fails at Open instead of at its first write.
 	bolts map[string]*boltstore.File
 
+	live liveCache // MapLiveBytes' counts
+
 	mu     sync.Mutex
 	closed bool
 }

@@ -2,6 +2,7 @@ package stowage
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/stowage/stowage/backup"
@@ -20,6 +21,10 @@ type MemberInfo struct {
 	// declared it dead, or it left) is listed with Live false until a new
 	// table leaves it out.
 	Live bool `json:"live"`
+	// Suspect: live, but this member's failure detection got no answer
+	// from it at its last probe; it is declared dead unless it answers in
+	// time.
+	Suspect bool `json:"suspect"`
 	// Draining: handing its partitions over before it leaves.
 	Draining bool `json:"draining"`
 	// Partitions it owns and Backups it holds per this member's table.
@@ -51,7 +56,7 @@ func (n *Node) Members() []MemberInfo {
 	for i, m := range n.view.Members() {
 		live[m.ID] = true
 		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Started: m.Started, Master: i == 0, Self: m.ID == self,
-			Live: true, Draining: m.Draining, Partitions: parts[m.ID], Backups: backups[m.ID]})
+			Live: true, Suspect: m.Suspect, Draining: m.Draining, Partitions: parts[m.ID], Backups: backups[m.ID]})
 	}
 	for _, id := range named {
 		if !live[id] {
@@ -104,6 +109,41 @@ func (n *Node) TakeOvers() []TakeOver {
 	for _, t := range n.e.TakeOvers() {
 		out = append(out, TakeOver(t))
 	}
+	return out
+}
+
+// MemberTakeOver is a take-over with the member that made it.
+type MemberTakeOver struct {
+	Member string `json:"member"`
+	TakeOver
+}
+
+// ClusterTakeOvers is every live member's last take-overs.
+type ClusterTakeOvers struct {
+	// TakeOvers is the members' take-overs merged, newest first.
+	TakeOvers []MemberTakeOver `json:"take_overs"`
+	// Unanswered names the members that did not answer in time (about a
+	// second each): their take-overs are missing from TakeOvers.
+	Unanswered []string `json:"unanswered"`
+}
+
+// ClusterTakeOvers asks every live member, this one included, for its
+// last take-overs (at most 32 each), all at once, each bounded to about a
+// second. A member that does not answer is named in Unanswered; it is
+// never an error.
+func (n *Node) ClusterTakeOvers(ctx context.Context) ClusterTakeOvers {
+	out := ClusterTakeOvers{TakeOvers: []MemberTakeOver{}, Unanswered: []string{}}
+	for _, a := range n.e.ClusterTakeOvers(ctx) {
+		if a.Err != nil {
+			n.log.Debug("stowage: take-overs of a member not answered", "member", a.Member, "err", a.Err)
+			out.Unanswered = append(out.Unanswered, a.Member)
+			continue
+		}
+		for _, t := range a.TakeOvers {
+			out.TakeOvers = append(out.TakeOvers, MemberTakeOver{Member: a.Member, TakeOver: TakeOver(t)})
+		}
+	}
+	sort.SliceStable(out.TakeOvers, func(i, j int) bool { return out.TakeOvers[i].At.After(out.TakeOvers[j].At) })
 	return out
 }
 

@@ -29,6 +29,12 @@ type Member struct {
 	Draining bool
 	// Started is when the member started; the oldest is the master.
 	Started time.Time
+	// Suspect: this member's last failure-detection probe of it got no
+	// acknowledgement, and no probe has been acknowledged since. Failure
+	// detection declares it dead unless it refutes in time. (memberlist
+	// keeps the node state to itself: the State of the nodes its Members
+	// returns is never updated, so it is followed here from its probes.)
+	Suspect bool
 }
 
 // EventKind says what happened to a member.
@@ -79,6 +85,7 @@ type Cluster struct {
 	changed chan struct{} // closed and replaced on every membership change
 	refused map[string]bool
 	live    map[string]Member // by id, this member included
+	suspect map[string]bool   // by id: the last probe of it went unanswered
 	wake    chan struct{}
 
 	stop     chan struct{}
@@ -97,7 +104,7 @@ func Join(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	cfg = cfg.withDefaults()
 	c := &Cluster{cfg: cfg, events: make(chan Event), changed: make(chan struct{}),
-		refused: map[string]bool{}, live: map[string]Member{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		refused: map[string]bool{}, live: map[string]Member{}, suspect: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	tries := 1
 	if cfg.PortAutoIncrement {
 		tries = cfg.PortCount
@@ -153,8 +160,8 @@ func (c *Cluster) create(port int) error {
 		mc.SuspicionMult = t.SuspicionMult
 	}
 	d := &delegate{c: c, start: start}
-	mc.Delegate, mc.Events, mc.Alive, mc.Merge = d, d, d, d
-	mc.Logger = log.New(logWriter{c.cfg.Logger}, "", 0)
+	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Ping = d, d, d, d, d
+	mc.Logger = log.New(logWriter{l: c.cfg.Logger, suspect: c.suspectProbe}, "", 0)
 	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Run: c.cfg.Run, Started: start}
 	c.d = d
 	ml, err := memberlist.Create(mc)
@@ -226,6 +233,7 @@ func (c *Cluster) Members() []Member {
 	c.mu.Lock()
 	out := make([]Member, 0, len(c.live))
 	for _, m := range c.live {
+		m.Suspect = c.suspect[m.ID]
 		out = append(out, m)
 	}
 	c.mu.Unlock()
@@ -369,6 +377,7 @@ func (c *Cluster) notify(kind EventKind, n *memberlist.Node) {
 		return // refused by the alive delegate; never a member
 	}
 	c.mu.Lock()
+	delete(c.suspect, m.ID) // joined, updated by itself, or gone
 	if kind == MemberJoined || kind == 0 {
 		c.live[m.ID] = m
 	} else {
@@ -388,6 +397,23 @@ func (c *Cluster) notify(kind EventKind, n *memberlist.Node) {
 		default:
 		}
 	}
+}
+
+// suspectProbe notes that this member's probe of the member named id
+// got no acknowledgement.
+func (c *Cluster) suspectProbe(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, live := c.live[id]; live && id != c.self.ID {
+		c.suspect[id] = true
+	}
+}
+
+// probeAcked notes that a probe of the member named id was acknowledged.
+func (c *Cluster) probeAcked(id string) {
+	c.mu.Lock()
+	delete(c.suspect, id)
+	c.mu.Unlock()
 }
 
 // dispatch delivers queued events to the Events channel in order.

@@ -385,3 +385,59 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// A member that stops answering is listed as suspect by the members
+// whose probes it leaves unanswered, until failure detection declares it
+// dead; the answering members never are.
+func TestUnansweringMemberSuspected(t *testing.T) {
+	base := freePorts(t, 3)
+	list := []string{addr(base), addr(base + 1), addr(base + 2)}
+	cs := make([]*cluster.Cluster, 3)
+	for i := range cs {
+		cfg := testConfig("seatunnel", base+i, list...)
+		cfg.Timing.SuspicionMult = 5 // a suspicion long enough to be seen
+		cs[i] = join(t, cfg)
+	}
+	for _, c := range cs {
+		waitSize(t, c, 3)
+	}
+	for _, c := range cs {
+		for _, m := range c.Members() {
+			if m.Suspect {
+				t.Fatalf("%s suspects %s before anything failed", c.Self().ID, m.ID)
+			}
+		}
+	}
+	dead := cs[2].Self().ID
+	if err := cs[2].Close(); err != nil { // no leave message
+		t.Fatal(err)
+	}
+	suspected := map[string]bool{}
+	deadline := time.Now().Add(longStop)
+	for listed := true; listed && len(suspected) < 2 && time.Now().Before(deadline); {
+		listed = false
+		for _, c := range cs[:2] {
+			for _, m := range c.Members() {
+				listed = listed || m.ID == dead
+				switch {
+				case m.Suspect && m.ID != dead:
+					t.Fatalf("%s suspects %s, which answers", c.Self().ID, m.ID)
+				case m.Suspect:
+					suspected[c.Self().ID] = true
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	if len(suspected) == 0 {
+		t.Fatalf("no member listed %s as suspect before it was declared dead", dead)
+	}
+	for _, c := range cs[:2] {
+		waitExactly(t, c, 2)
+		for _, m := range c.Members() {
+			if m.Suspect {
+				t.Errorf("%s still suspects %s after the dead member left", c.Self().ID, m.ID)
+			}
+		}
+	}
+}

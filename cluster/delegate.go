@@ -35,6 +35,13 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (d *delegate) LocalState(join bool) []byte                { return nil }
 func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
 
+// AckPayload and NotifyPingComplete make the delegate memberlist's ping
+// delegate: an acknowledged probe clears the member's suspicion.
+func (d *delegate) AckPayload() []byte { return nil }
+func (d *delegate) NotifyPingComplete(n *memberlist.Node, _ time.Duration, _ []byte) {
+	d.c.probeAcked(n.Name)
+}
+
 func (d *delegate) NotifyJoin(n *memberlist.Node)   { d.c.notify(MemberJoined, n) }
 func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.c.notify(0, n) }
 func (d *delegate) NotifyLeave(n *memberlist.Node) {

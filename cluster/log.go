@@ -7,8 +7,18 @@ import (
 )
 
 // logWriter turns memberlist's "[LEVEL] memberlist: message" lines into
-// slog records.
-type logWriter struct{ l *slog.Logger }
+// slog records, and tells suspect of each member memberlist's probe
+// suspects: memberlist says so nowhere else.
+type logWriter struct {
+	l       *slog.Logger
+	suspect func(id string)
+}
+
+// memberlist's line when a probe of a member got no acknowledgement.
+var (
+	suspectPrefix = []byte("memberlist: Suspect ")
+	suspectSuffix = []byte(" has failed, no acks received")
+)
 
 func (w logWriter) Write(p []byte) (int, error) {
 	line := bytes.TrimSpace(p)
@@ -22,6 +32,9 @@ func (w logWriter) Write(p []byte) (int, error) {
 			line = bytes.TrimSpace(line[len(l.tag):])
 			break
 		}
+	}
+	if w.suspect != nil && bytes.HasPrefix(line, suspectPrefix) && bytes.HasSuffix(line, suspectSuffix) {
+		w.suspect(string(line[len(suspectPrefix) : len(line)-len(suspectSuffix)]))
 	}
 	w.l.Log(context.Background(), level, string(line), "component", "memberlist")
 	return len(p), nil

@@ -35,6 +35,9 @@ type Status struct {
 	Maps        []MapStatus        `json:"maps"`
 	Checkpoints *CheckpointStatus  `json:"checkpoints"` // null: no checkpoint storage given to the handler
 	TakeOvers   []stowage.TakeOver `json:"take_overs"`
+	// ClusterTakeOvers is every live member's take-overs, newest first,
+	// and the members that did not answer in time.
+	ClusterTakeOvers stowage.ClusterTakeOvers `json:"cluster_take_overs"`
 }
 
 // MapStatus is one map of Status.
@@ -49,6 +52,13 @@ type MapStatus struct {
 	// Disk is what the map's store keeps on storage (null: memory only,
 	// or a store that cannot tell from a listing).
 	Disk *stowage.DiskUsage `json:"disk"`
+	// LiveBytes is the bytes of the map's keys and values over every
+	// owner, counted at most every few seconds (null when the members did
+	// not answer in time).
+	LiveBytes *int64 `json:"live_bytes"`
+	// DiskPerLive is Disk.DiskBytes / LiveBytes: how much the store keeps
+	// per byte of live data (null without both, or with no live byte).
+	DiskPerLive *float64 `json:"disk_per_live"`
 	// DiskError says the listing failed (its reason is in the member's
 	// log, not here: it names paths on the server).
 	DiskError string `json:"disk_error,omitempty"`
@@ -85,6 +95,7 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 	if st.TakeOvers == nil {
 		st.TakeOvers = []stowage.TakeOver{}
 	}
+	st.ClusterTakeOvers = n.ClusterTakeOvers(ctx)
 	for _, rs := range n.PartitionTable().Replicas {
 		owner := ""
 		if len(rs) > 0 {
@@ -104,6 +115,11 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 			}
 			scancel()
 		}
+		lctx, lcancel := context.WithTimeout(ctx, time.Second)
+		if live, _, err := n.MapLiveBytes(lctx, mi.Name); err == nil {
+			ms.LiveBytes = &live
+		}
+		lcancel()
 		if mi.Persisted {
 			du, ok, err := n.MapDiskUsage(ctx, mi.Name)
 			switch {
@@ -111,6 +127,10 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 				ms.DiskError = "the map store's storage could not be listed"
 			case ok:
 				ms.Disk = &du
+				if ms.LiveBytes != nil && *ms.LiveBytes > 0 {
+					r := float64(du.DiskBytes) / float64(*ms.LiveBytes)
+					ms.DiskPerLive = &r
+				}
 			}
 		}
 		st.Maps = append(st.Maps, ms)

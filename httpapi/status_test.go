@@ -74,6 +74,12 @@ func TestStatusReportsMapsStorageAndCheckpoints(t *testing.T) {
 	if m.Disk == nil || m.Disk.LogFiles == 0 || m.Disk.LogBytes < 20*int64(len("value")) || m.Disk.DiskBytes < m.Disk.LogBytes+m.Disk.SnapshotBytes {
 		t.Errorf("disk usage: %+v, want the log of 20 writes", m.Disk)
 	}
+	// Live: 20 keys of 2 bytes ("ka".."kt") with 5-byte values.
+	if m.LiveBytes == nil || *m.LiveBytes != 20*(2+5) {
+		t.Errorf("live bytes: %v, want %d", m.LiveBytes, 20*(2+5))
+	} else if m.Disk != nil && (m.DiskPerLive == nil || *m.DiskPerLive != float64(m.Disk.DiskBytes)/float64(*m.LiveBytes)) {
+		t.Errorf("disk/live: %v, want %d / %d", m.DiskPerLive, m.Disk.DiskBytes, *m.LiveBytes)
+	}
 	if st.Checkpoints == nil || len(st.Checkpoints.Jobs) != 1 {
 		t.Fatalf("checkpoints: %+v", st.Checkpoints)
 	}
@@ -84,6 +90,11 @@ func TestStatusReportsMapsStorageAndCheckpoints(t *testing.T) {
 	// The start read every partition from the map store: one take-over.
 	if len(st.TakeOvers) == 0 || st.TakeOvers[0].Source != "store" || st.TakeOvers[0].Partitions != 271 {
 		t.Errorf("take-overs: %+v, want the start's 271 partitions from the store", st.TakeOvers)
+	}
+	ct := st.ClusterTakeOvers
+	if len(ct.Unanswered) != 0 || len(ct.TakeOvers) != len(st.TakeOvers) || len(ct.TakeOvers) == 0 ||
+		ct.TakeOvers[len(ct.TakeOvers)-1].Member != st.Self || ct.TakeOvers[len(ct.TakeOvers)-1].Source != "store" {
+		t.Errorf("cluster take-overs: %+v, want this member's, newest first, ending with the start's load", ct)
 	}
 }
 

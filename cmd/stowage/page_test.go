@@ -70,14 +70,18 @@ func putEntry(t *testing.T, addr, mapName, key, value string) {
 
 // pageView is what the status page shows, read from its DOM.
 type pageView struct {
-	Refreshed string            `json:"refreshed"`
-	Members   map[string]bool   `json:"members"` // id -> live
-	Maps      []string          `json:"maps"`
-	Owners    []string          `json:"owners"`
-	TakeOvers int               `json:"takeovers"`
-	Images    int               `json:"images"`
-	Title     string            `json:"title"`
-	Extra     map[string]string `json:"extra"`
+	Refreshed string          `json:"refreshed"`
+	Members   map[string]bool `json:"members"` // id -> live
+	Maps      []string        `json:"maps"`
+	Owners    []string        `json:"owners"`
+	TakeOvers int             `json:"takeovers"`
+	// ClusterPromotions counts the fail-overs of every member the page
+	// lists; LiveBytes is each map's live bytes ("" when not known).
+	ClusterPromotions int               `json:"cluster_promotions"`
+	LiveBytes         map[string]string `json:"live_bytes"`
+	Images            int               `json:"images"`
+	Title             string            `json:"title"`
+	Extra             map[string]string `json:"extra"`
 }
 
 const readPage = `(() => ({
@@ -86,6 +90,8 @@ const readPage = `(() => ({
   maps: Array.from(document.querySelectorAll("#maps tr[data-map] td:first-child")).map(td => td.textContent),
   owners: Array.from(document.querySelectorAll("#grid div")).map(d => d.dataset.owner || ""),
   takeovers: document.querySelectorAll("#takeovers tbody tr td:nth-child(3)").length,
+  cluster_promotions: document.querySelectorAll("#cluster-takeovers tr[data-source=promotion]").length,
+  live_bytes: Object.fromEntries(Array.from(document.querySelectorAll("#maps tr[data-map]")).map(r => [r.dataset.map, (r.querySelector("td[data-live-bytes]") || {dataset: {}}).dataset.liveBytes || ""])),
   images: document.querySelectorAll("main img").length,
   title: document.title,
 }))()`
@@ -227,6 +233,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 		waitPage("the take-over listed", 10*time.Second, func(v pageView) bool { return v.TakeOvers > before })
 	} else {
 		t.Logf("the first member took none of the victim's partitions over: %+v", st.TakeOvers)
+	}
+	// Whichever survivor promoted the victim's partitions, the page of the
+	// first lists it among the cluster's take-overs, and every map's live
+	// bytes.
+	v = waitPage("a fail-over among the cluster's take-overs", 10*time.Second, func(v pageView) bool { return v.ClusterPromotions > 0 })
+	for _, name := range v.Maps {
+		if v.LiveBytes[name] == "" {
+			t.Errorf("map %s: no live bytes on the page (%v)", name, v.LiveBytes)
+		}
 	}
 }
 

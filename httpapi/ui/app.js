@@ -98,7 +98,7 @@ function draw(st) {
   // Members.
   st.members.forEach(m => colourOf(m.id));
   fill(document.querySelector("#members tbody"), st.members.map(m => {
-    const state = !m.live ? "gone (not in membership)" : m.draining ? "leaving" : "live";
+    const state = !m.live ? "gone (not in membership)" : m.suspect ? "suspected (a probe went unanswered)" : m.draining ? "leaving" : "live";
     const r = row([
       el("td", swatch(colourOf(m.id))),
       el("td", m.addr, { title: m.id }),
@@ -106,8 +106,9 @@ function draw(st) {
       m.started ? el("td", when(m.started), { title: ago(m.started, st.now) }) : el("td", na("unknown")),
       num(m.partitions), num(m.backups),
       el("td", state, { class: "state" }),
-    ], { "data-id": m.id, "data-live": m.live });
+    ], { "data-id": m.id, "data-live": m.live, "data-suspect": m.suspect });
     if (!m.live) r.classList.add("gone");
+    if (m.suspect) r.classList.add("suspect");
     return r;
   }), "no members yet", 7);
 
@@ -142,8 +143,10 @@ function draw(st) {
       el("td", m.disk ? [bytes(m.disk.log_bytes), " in " + m.disk.log_files + " files"] : disk()),
       el("td", m.disk ? [bytes(m.disk.snapshot_bytes), " in " + m.disk.snapshots] : disk()),
       el("td", m.disk ? bytes(m.disk.disk_bytes) : disk()),
+      el("td", m.live_bytes !== null ? bytes(m.live_bytes) : na("no answer in time"), { "data-live-bytes": m.live_bytes !== null ? m.live_bytes : "" }),
+      el("td", m.disk_per_live !== null ? m.disk_per_live.toFixed(2) : disk(), { "data-disk-per-live": m.disk_per_live !== null ? m.disk_per_live : "" }),
     ], { "data-map": m.name });
-  }), "no maps held", 8);
+  }), "no maps held", 10);
 
   // Checkpoints.
   const cp = st.checkpoints;
@@ -159,6 +162,18 @@ function draw(st) {
     ({ promotion: "fail-over", handover: "migration", store: "load" })[t.source] || t.source,
     t.source, t.from === st.self ? "its own backup copy" : t.from ? addr(t.from) : na("map store"), num(t.partitions), num(t.partition_table_version),
   ])), "none since this member started", 6);
+
+  // Every live member's take-overs, newest first.
+  const ct = st.cluster_take_overs;
+  const kind = t => ({ promotion: "fail-over", handover: "migration", store: "load" })[t.source] || t.source;
+  fill(document.querySelector("#cluster-takeovers tbody"), ct.take_overs.map(t => row([
+    el("td", ago(t.at, st.now), { title: new Date(t.at).toLocaleString() }),
+    el("td", [swatch(colourOf(t.member)), " " + addr(t.member)], { title: t.member }),
+    kind(t), t.from === t.member ? "its own backup copy" : t.from ? addr(t.from) : na("map store"),
+    num(t.partitions), num(t.partition_table_version),
+  ], { "data-member": t.member, "data-source": t.source })), "none since the members started", 6);
+  document.getElementById("cluster-takeovers-note").textContent = ct.unanswered.length === 0
+    ? "(every live member answered)" : "(no answer in time from " + ct.unanswered.map(addr).join(", ") + ": theirs are missing)";
 }
 
 async function refresh() {

@@ -48,6 +48,9 @@ func (e *Engine) register() {
 		}
 		return cluster.Encode(healthAns{Loaded: loaded, Safe: safe, TV: e.proto.TableVersion(), Why: why}), nil
 	})
+	e.proto.Register(mTakeOvers, 0, func(context.Context, string, []byte) ([]byte, error) {
+		return cluster.Encode(e.onTakeOvers()), nil
+	})
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}
@@ -139,7 +142,9 @@ func (e *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 			ans.Moved = append(ans.Moved, p)
 			continue
 		}
-		ans.Size += c.size(c.parts[p])
+		n, b := c.sizeBytes(c.parts[p])
+		ans.Size += n
+		ans.Bytes += b
 	}
 	return ans
 }

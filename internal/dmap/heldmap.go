@@ -318,3 +318,14 @@ func (c *heldMap) size(p *fragment) int {
 	defer p.mu.Unlock()
 	return len(p.entries)
 }
+
+// sizeBytes counts partition p's entries and the bytes of their keys and
+// values.
+func (c *heldMap) sizeBytes(p *fragment) (n int, b int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, e := range p.entries {
+		b += int64(len(k) + len(e.val))
+	}
+	return len(p.entries), b
+}

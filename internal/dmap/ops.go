@@ -54,6 +54,12 @@ func (m *Map) Compute(ctx context.Context, key []byte, fn func(old []byte, ok bo
 // Size counts the map's entries at every owner.
 func (m *Map) Size(ctx context.Context) (int, error) { return m.n.size(ctx, m.reader()) }
 
+// SizeBytes counts the map's entries over every owner and the bytes of
+// their keys and values (serialized).
+func (m *Map) SizeBytes(ctx context.Context) (int, int64, error) {
+	return m.n.sizeBytes(ctx, m.reader())
+}
+
 // Range calls fn for each entry until it returns false, partition by
 // partition, on copies: fn may call the map.
 func (m *Map) Range(ctx context.Context, fn func(key string, val []byte) bool) error {

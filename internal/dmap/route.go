@@ -290,7 +290,14 @@ func (e *Engine) rangeAll(ctx context.Context, c *heldMap, fn func(k string, v [
 
 // size counts map c's entries over every owner.
 func (e *Engine) size(ctx context.Context, c *heldMap) (int, error) {
-	total := 0
+	n, _, err := e.sizeBytes(ctx, c)
+	return n, err
+}
+
+// sizeBytes counts map c's entries over every owner, and the bytes of
+// their keys and values.
+func (e *Engine) sizeBytes(ctx context.Context, c *heldMap) (int, int64, error) {
+	total, bytes := 0, int64(0)
 	err := e.scatter(ctx, c, func(p int) error {
 		if err := e.repl.Replica(p).EnterRead(ctx); err != nil {
 			return err
@@ -302,7 +309,9 @@ func (e *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 		if err := c.readyPart(ctx, c.parts[p]); err != nil {
 			return err
 		}
-		total += c.size(c.parts[p])
+		n, b := c.sizeBytes(c.parts[p])
+		total += n
+		bytes += b
 		return nil
 	}, func(owner string, ps []int) ([]int, error) {
 		b, err := e.proto.CallMember(ctx, owner, mMapInfo, mapInfoReq{Map: c.name, Parts: ps})
@@ -317,9 +326,10 @@ func (e *Engine) size(ctx context.Context, c *heldMap) (int, error) {
 			return nil, fmt.Errorf("stowage: map %q: size at %s failed", c.name, owner)
 		}
 		total += ans.Size
+		bytes += ans.Bytes
 		return ans.Moved, nil
 	})
-	return total, err
+	return total, bytes, err
 }
 
 // get reads key of map c at its owner.

@@ -8,6 +8,8 @@ const (
 	mScan    = "scan"    // entries of partitions the callee owns
 	mHealth  = "health"  // is the callee loaded
 	mMapInfo = "mapinfo" // size of a map's partitions on the callee
+
+	mTakeOvers = "takeovers" // the callee's last take-overs
 )
 
 // Answer codes of the map engine's calls (transport failures are errors
@@ -76,5 +78,6 @@ type mapInfoReq struct {
 type mapInfoAns struct {
 	Code  int   `msgpack:"c"`
 	Size  int   `msgpack:"n"`
+	Bytes int64 `msgpack:"b,omitempty"` // key and value bytes of those entries
 	Moved []int `msgpack:"mv,omitempty"`
 }
