@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,4 +171,29 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A store error names the server's files; the answer names them without
+// the server's path.
+func TestErrorsNameNoServerPath(t *testing.T) {
+	dir := t.TempDir()
+	_, srv := node(t, dir)
+	// A file where the map's directory would be: opening the map's store
+	// fails, with the operating system naming the absolute path.
+	if err := os.MkdirAll(filepath.Join(dir, "test"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test", "engineBlocked"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, body := do(t, http.MethodPut, srv.URL+"/v1/maps/engineBlocked/entries/k", "v")
+	if code < 500 {
+		t.Fatalf("PUT onto a blocked map directory: %d %s, want a server error", code, body)
+	}
+	if strings.Contains(body, dir) {
+		t.Fatalf("the answer names the server's path: %s", body)
+	}
+	if !strings.Contains(body, "engineBlocked") {
+		t.Fatalf("the answer does not name the map or its file: %s", body)
+	}
 }
