@@ -68,6 +68,7 @@ func (c *testCluster) add() *member {
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
 		Timeout: longStop, Closed: errClosed, Logger: log})
 	m.repl = backup.New(backup.Config{Protocol: m.proto, Holder: m.h, Workers: 2, Closed: errClosed, Logger: log})
+	m.proto.Serve()
 	c.members = append(c.members, m)
 	c.publish()
 	m.proto.Start()

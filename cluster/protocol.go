@@ -91,8 +91,8 @@ type ProtocolConfig struct {
 	Logger *slog.Logger
 }
 
-// NewProtocol makes a protocol and installs its dispatcher as the
-// transport's handler. Start begins its loops.
+// NewProtocol makes a protocol; Serve makes it answer calls, Start begins
+// its loops.
 func NewProtocol(cfg ProtocolConfig) *Protocol {
 	d := &Protocol{log: cfg.Logger, view: cfg.View, tr: cfg.Transport, self: cfg.View.Self().ID, count: cfg.Partitions, replicas: cfg.Replicas,
 		startMin: max(1, cfg.StartMin), timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, tabCh: make(chan struct{}),
@@ -107,10 +107,17 @@ func NewProtocol(cfg ProtocolConfig) *Protocol {
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.clock0 = time.Now()
 	d.registerOwn()
-	if d.tr != nil {
-		d.tr.SetHandler(d.dispatch)
-	}
 	return d
+}
+
+// Serve installs the dispatcher as the transport's handler: from then on
+// other members' calls are served. Call it once the layers above have
+// registered their methods and table hooks, so that no call and no table
+// arrives before they can take it.
+func (pr *Protocol) Serve() {
+	if pr.tr != nil {
+		pr.tr.SetHandler(pr.dispatch)
+	}
 }
 
 // SetTableHooks gives the layer above its part in the loops: onTable is

@@ -118,6 +118,7 @@ func New(cfg Config) *Engine {
 	n.repl = backup.New(backup.Config{Protocol: n.proto, Holder: holder{n}, Workers: cfg.LoadWorkers, Closed: ErrClosed,
 		Logger: cfg.Logger, Registerer: cfg.Registerer})
 	n.register()
+	n.proto.Serve()
 	return n
 }
 
