@@ -147,6 +147,18 @@ func (c *testCluster) byID(id string) *member {
 	return nil
 }
 
+// outsider returns a live member that is no replica of partition p.
+func (c *testCluster) outsider(tab *partition.Table, p int) *member {
+	c.t.Helper()
+	for _, m := range c.members {
+		if !slices.Contains(tab.Owners[p], m.id) {
+			return m
+		}
+	}
+	c.t.Fatalf("every member is a replica of partition %d", p)
+	return nil
+}
+
 // keysOf returns n keys of partition p.
 func keysOf(p, n int) []string {
 	var out []string
@@ -304,13 +316,7 @@ func TestRecordFromNonOwnerRefused(t *testing.T) {
 	c.add()
 	tab := c.waitSafe()
 	p := 0
-	b := c.byID(tab.Owners[p][1])
-	var x *member
-	for _, m := range c.members {
-		if !slices.Contains(tab.Owners[p], m.id) {
-			x = m
-		}
-	}
+	b, x := c.byID(tab.Owners[p][1]), c.outsider(tab, p)
 	// A member that does not own p sends p's backup a record of the
 	// right epoch: refused, nothing applied.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -340,13 +346,7 @@ func TestReleaseFromNonOwnerRefused(t *testing.T) {
 	tab := c.waitSafe()
 	written := c.writeAll(tab, "v1-")
 	p := 0
-	b := c.byID(tab.Owners[p][1])
-	var x *member
-	for _, m := range c.members {
-		if !slices.Contains(tab.Owners[p], m.id) {
-			x = m
-		}
-	}
+	b, x := c.byID(tab.Owners[p][1]), c.outsider(tab, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	body := cluster.Encode(struct {
