@@ -125,13 +125,10 @@ func (c *heldMap) read(ctx context.Context, key []byte) (entry, bool, error) {
 		return entry{}, false, c.n.ghostRead(ctx, partition.Of(key, c.n.parts))
 	}
 	p := c.partOf(key)
-	if err := c.n.repl.Replica(p.id).EnterRead(ctx); err != nil {
-		return entry{}, false, err
-	}
 	if err := c.n.quorumOK(c.rq); err != nil {
 		return entry{}, false, err
 	}
-	if err := c.n.ensureLease(ctx, p.id); err != nil {
+	if err := c.n.admitRead(ctx, p.id); err != nil {
 		return entry{}, false, err
 	}
 	if err := c.readyPart(ctx, p); err != nil {
@@ -281,8 +278,21 @@ func (e *Engine) ensureLease(ctx context.Context, p int) error {
 // once it is sure it serves p (the owner, under its lease) it finds
 // nothing.
 func (e *Engine) ghostRead(ctx context.Context, p int) error {
-	if err := e.repl.Replica(p).EnterRead(ctx); err != nil {
+	return e.admitRead(ctx, p)
+}
+
+// admitRead lets a read of partition p go ahead on this member: the
+// partition is active here, under a lease, and still active once the
+// lease was confirmed. (Waiting for the lease, this member may have
+// learnt of a newer table, and a later round may have confirmed that
+// one: the partition is then no longer this member's to read.)
+func (e *Engine) admitRead(ctx context.Context, p int) error {
+	r := e.repl.Replica(p)
+	if err := r.EnterRead(ctx); err != nil {
 		return err
 	}
-	return e.ensureLease(ctx, p)
+	if err := e.ensureLease(ctx, p); err != nil {
+		return err
+	}
+	return r.EnterRead(ctx)
 }

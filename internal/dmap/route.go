@@ -157,10 +157,7 @@ func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, erro
 		}
 		return nil, c.n.ghostRead(ctx, p)
 	}
-	if err := c.n.repl.Replica(p).EnterRead(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.n.ensureLease(ctx, p); err != nil {
+	if err := c.n.admitRead(ctx, p); err != nil {
 		return nil, err
 	}
 	pt := c.parts[p]
