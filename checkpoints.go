@@ -6,6 +6,7 @@ import (
 
 	"github.com/stowage/stowage/checkpoint"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/internal/logscrub"
 )
 
 // OpenCheckpointStorage builds the checkpoint storage that
@@ -24,6 +25,7 @@ func OpenCheckpointStorage(ctx context.Context, cfg *config.Config, log *slog.Lo
 	if log == nil {
 		log = slog.Default()
 	}
+	log = logscrub.Logger(log)
 	s := cfg.Engine.Checkpoint.Storage
 	return checkpoint.New(ctx, s.Type, checkpoint.FactoryOptions{
 		Namespace:   s.Namespace,

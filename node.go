@@ -17,6 +17,7 @@ import (
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/internal/dmap"
+	"github.com/stowage/stowage/internal/logscrub"
 	"github.com/stowage/stowage/internal/testhook"
 	// The local disk is the default storage (fs.defaultFS: file:///), so
 	// it is always built in; other back ends are imported by the program
@@ -36,6 +37,9 @@ type Options struct {
 	// member-list; otherwise it is a member alone.
 	Config *config.Config
 	// Logger receives the node's structured logs (default slog.Default()).
+	// Lines at Info and above name files by their last two elements
+	// ("…/log/0003.log"), never by the absolute path where the data is
+	// kept; Debug lines keep the whole path.
 	Logger *slog.Logger
 	// Registerer receives the node's metrics (default: a new registry,
 	// available from Node.Gatherer).
@@ -130,7 +134,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	n := &Node{opts: opts, cfg: opts.Config, log: opts.Logger}
+	n := &Node{opts: opts, cfg: opts.Config, log: logscrub.Logger(opts.Logger)}
 	if opts.Registerer == nil {
 		n.reg = prometheus.NewRegistry()
 		opts.Registerer = n.reg

@@ -6,16 +6,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/checkpoint"
+	"github.com/stowage/stowage/internal/logscrub"
 	"github.com/stowage/stowage/serde"
 	"github.com/stowage/stowage/serde/record"
 )
@@ -250,26 +249,5 @@ func writeError(w http.ResponseWriter, err error) {
 		// The write may or may not have taken effect.
 		code = http.StatusGatewayTimeout
 	}
-	writeJSON(w, code, map[string]string{"error": scrubPaths(err.Error())})
-}
-
-// absPath matches an absolute file path in an error's text: the storage's
-// errors name the files they failed on, and those are the server's.
-var absPath = regexp.MustCompile(`(^|[\s"'(=])/[^\s"':,)]+`)
-
-// scrubPaths replaces every absolute path in msg by its last two
-// elements ("…/log/1.log"), so that an answer names the file without
-// telling where the server keeps its data.
-func scrubPaths(msg string) string {
-	return absPath.ReplaceAllStringFunc(msg, func(m string) string {
-		lead := ""
-		if m[0] != '/' {
-			lead, m = m[:1], m[1:]
-		}
-		parts := strings.Split(strings.Trim(m, "/"), "/")
-		if len(parts) > 2 {
-			parts = parts[len(parts)-2:]
-		}
-		return lead + "…/" + strings.Join(parts, "/")
-	})
+	writeJSON(w, code, map[string]string{"error": logscrub.Paths(err.Error())})
 }

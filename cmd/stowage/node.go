@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/httpapi"
+	"github.com/stowage/stowage/internal/logscrub"
 )
 
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,7 +44,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := logscrub.Logger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	logConfig(log, cfg, *role)
 	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log})
 	if err != nil {

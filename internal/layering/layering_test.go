@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"fsbackend":         80,
 	"serde":             80,
 	"internal/parallel": 90,
+	"internal/logscrub": 90,
 }
 
 // groupOf returns the group of a package path below the module: the
