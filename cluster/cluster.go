@@ -30,7 +30,9 @@ type Member struct {
 	// Started is when the member started; the oldest is the master.
 	Started time.Time
 	// Suspect: this member's last failure-detection probe of it got no
-	// acknowledgement, and no probe has been acknowledged since. Failure
+	// acknowledgement, and no probe has been acknowledged since; or
+	// another member gossiped such a probe within the last suspicion
+	// timeout (memberlist's shortest for the cluster's size). Failure
 	// detection declares it dead unless it refutes in time. (memberlist
 	// keeps the node state to itself: the State of the nodes its Members
 	// returns is never updated, so it is followed here from its probes.)
@@ -85,8 +87,15 @@ type Cluster struct {
 	changed chan struct{} // closed and replaced on every membership change
 	refused map[string]bool
 	live    map[string]Member // by id, this member included
-	suspect map[string]bool   // by id: the last probe of it went unanswered
-	wake    chan struct{}
+	// suspect holds, by id, the members suspected: a zero time when this
+	// member's own last probe went unanswered, otherwise until when
+	// another member's gossiped suspicion stands (suspicion.go).
+	suspect map[string]time.Time
+	bcast   *memberlist.TransmitLimitedQueue // gossiped suspicions
+	// suspicionMult and probeInterval are memberlist's, for heardFor.
+	suspicionMult int
+	probeInterval time.Duration
+	wake          chan struct{}
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -104,7 +113,7 @@ func Join(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	cfg = cfg.withDefaults()
 	c := &Cluster{cfg: cfg, events: make(chan Event), changed: make(chan struct{}),
-		refused: map[string]bool{}, live: map[string]Member{}, suspect: map[string]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		refused: map[string]bool{}, live: map[string]Member{}, suspect: map[string]time.Time{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	tries := 1
 	if cfg.PortAutoIncrement {
 		tries = cfg.PortCount
@@ -162,6 +171,8 @@ func (c *Cluster) create(port int) error {
 	d := &delegate{c: c, start: start}
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Ping = d, d, d, d, d
 	mc.Logger = log.New(logWriter{l: c.cfg.Logger, suspect: c.suspectProbe}, "", 0)
+	c.suspicionMult, c.probeInterval = mc.SuspicionMult, mc.ProbeInterval
+	c.bcast = &memberlist.TransmitLimitedQueue{NumNodes: func() int { return len(c.Members()) }, RetransmitMult: mc.RetransmitMult}
 	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Run: c.cfg.Run, Started: start}
 	c.d = d
 	ml, err := memberlist.Create(mc)
@@ -232,8 +243,9 @@ func (c *Cluster) Members() []Member {
 	// memberlist's lock.
 	c.mu.Lock()
 	out := make([]Member, 0, len(c.live))
+	now := time.Now()
 	for _, m := range c.live {
-		m.Suspect = c.suspect[m.ID]
+		m.Suspect = c.suspectedLocked(m.ID, now)
 		out = append(out, m)
 	}
 	c.mu.Unlock()
@@ -400,12 +412,17 @@ func (c *Cluster) notify(kind EventKind, n *memberlist.Node) {
 }
 
 // suspectProbe notes that this member's probe of the member named id
-// got no acknowledgement.
+// got no acknowledgement, and gossips it.
 func (c *Cluster) suspectProbe(id string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, live := c.live[id]; live && id != c.self.ID {
-		c.suspect[id] = true
+	_, live := c.live[id]
+	live = live && id != c.self.ID
+	if live {
+		c.suspect[id] = time.Time{}
+	}
+	c.mu.Unlock()
+	if live {
+		c.gossipSuspect(id)
 	}
 }
 

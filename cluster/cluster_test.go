@@ -441,3 +441,40 @@ func TestUnansweringMemberSuspected(t *testing.T) {
 		}
 	}
 }
+
+// A suspicion travels by gossip: a member whose own probes of another
+// were all answered lists it as suspect once a third member's probe went
+// unanswered, and stops after one suspicion timeout when the suspected
+// member stays alive (it refuted, or the probe was a fluke).
+func TestSuspicionHeardByGossip(t *testing.T) {
+	cs := start(t, []int{0, 1, 2})
+	victim := cs[2].Self().ID
+	suspects := func(c *cluster.Cluster) bool {
+		for _, m := range c.Members() {
+			if m.ID == victim {
+				return m.Suspect
+			}
+		}
+		t.Fatalf("%s no longer lists %s", c.Self().ID, victim)
+		return false
+	}
+	cs[0].NoteUnansweredProbe(victim)
+	deadline := time.Now().Add(longStop)
+	for !suspects(cs[1]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never heard that %s was suspected", cs[1].Self().ID, victim)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	for _, m := range cs[2].Members() {
+		if m.Suspect {
+			t.Fatalf("the suspected member lists %s as suspect", m.ID)
+		}
+	}
+	for suspects(cs[1]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still suspects %s, alive, after the suspicion timeout", cs[1].Self().ID, victim)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+}

@@ -30,10 +30,23 @@ func (d *delegate) setFlag(f byte) {
 	d.mu.Unlock()
 }
 
-func (d *delegate) NotifyMsg([]byte)                           {}
-func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d *delegate) LocalState(join bool) []byte                { return nil }
-func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+// NotifyMsg takes a user message of the gossip: a suspicion (msgSuspect).
+func (d *delegate) NotifyMsg(b []byte) {
+	if len(b) > 1 && b[0] == msgSuspect {
+		d.c.heardSuspect(string(b[1:]))
+	}
+}
+
+// GetBroadcasts hands memberlist the suspicions to gossip.
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	if d.c.bcast == nil {
+		return nil
+	}
+	return d.c.bcast.GetBroadcasts(overhead, limit)
+}
+
+func (d *delegate) LocalState(join bool) []byte            { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool) {}
 
 // AckPayload and NotifyPingComplete make the delegate memberlist's ping
 // delegate: an acknowledged probe clears the member's suspicion.

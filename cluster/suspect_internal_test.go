@@ -5,6 +5,7 @@ import (
 	"log"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -12,7 +13,7 @@ import (
 // memberlist's line about an unacknowledged probe makes the member
 // suspect; an acknowledged probe clears it.
 func TestSuspectFromProbeLineClearedByAck(t *testing.T) {
-	c := &Cluster{self: Member{ID: "a"}, live: map[string]Member{"a": {ID: "a"}, "b": {ID: "b"}}, suspect: map[string]bool{}}
+	c := &Cluster{self: Member{ID: "a"}, live: map[string]Member{"a": {ID: "a"}, "b": {ID: "b"}}, suspect: map[string]time.Time{}}
 	lg := log.New(logWriter{l: slog.New(slog.NewTextHandler(io.Discard, nil)), suspect: c.suspectProbe}, "", 0)
 	suspects := func() map[string]bool {
 		out := map[string]bool{}
