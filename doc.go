@@ -23,6 +23,13 @@
 //	}
 //	err = jobs.Put(ctx, "job-1", state) // returns once durable and on every sync backup
 //
+// The configuration can as well be built in Go, without files: the
+// defaults, then a map entry per persisted map (see Example):
+//
+//	cfg := config.Default()
+//	cfg.AddMap(config.MapConfig{Pattern: "engine*", MapStore: config.LocalMapStore("/var/lib/stowage", "seatunnel")})
+//	node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+//
 // Maps whose names match a hazelcast.yaml map entry with an enabled
 // map-store are persisted (package mapstore/filestore on any fsbackend, or
 // bbolt for a member alone); others live in memory only.

@@ -1,0 +1,94 @@
+package stowage_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/checkpoint"
+	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/serde"
+)
+
+// A member alone with one persisted map on local disk, configured in Go:
+// the defaults, then one map entry whose map store is a local folder.
+// After Close, a new Open loads the map back from disk.
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "stowage-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	cfg := config.Default()
+	cfg.AddMap(config.MapConfig{Pattern: "engine*", MapStore: config.LocalMapStore(dir, "seatunnel")})
+
+	for round := 1; round <= 2; round++ {
+		node, err := stowage.Open(ctx, stowage.Options{Config: cfg})
+		if err != nil {
+			log.Fatal(err)
+		}
+		jobs, err := stowage.GetMap(ctx, node, "engine_runningJobInfo", serde.String(), serde.String())
+		if err != nil {
+			log.Fatal(err)
+		}
+		if round == 1 {
+			// Put returns once the entry is durable in the map store (and
+			// on every sync backup, in a cluster).
+			if err := jobs.Put(ctx, "job-1", "RUNNING"); err != nil {
+				log.Fatal(err)
+			}
+		}
+		state, found, err := jobs.Get(ctx, "job-1")
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("open %d: job-1 %s (found %v)\n", round, state, found)
+		if err := node.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output:
+	// open 1: job-1 RUNNING (found true)
+	// open 2: job-1 RUNNING (found true)
+}
+
+// The engine's checkpoint storage on local disk: store a pipeline's state,
+// then find the latest checkpoint of the job.
+func ExampleOpenCheckpointStorage() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "stowage-checkpoints-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	cfg := config.Default()
+	cfg.Engine.Checkpoint.Storage.Namespace = dir + "/"
+	cfg.Engine.Checkpoint.Storage.PluginConfig["storage.type"] = "hdfs"
+	cfg.Engine.Checkpoint.Storage.PluginConfig["fs.defaultFS"] = "file:///"
+	cps, err := stowage.OpenCheckpointStorage(ctx, cfg, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cps.Close()
+
+	for id := int64(1); id <= 3; id++ {
+		st := checkpoint.PipelineState{JobID: "job-1", PipelineID: 1, CheckpointID: id, States: []byte(fmt.Sprint("state ", id))}
+		if _, err := cps.StoreCheckpoint(ctx, st); err != nil {
+			log.Fatal(err)
+		}
+	}
+	latest, err := cps.GetLatestCheckpoint(ctx, "job-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range latest {
+		fmt.Printf("pipeline %d: checkpoint %d, %q\n", p.PipelineID, p.CheckpointID, p.States)
+	}
+	// Output:
+	// pipeline 1: checkpoint 3, "state 3"
+}
