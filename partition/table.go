@@ -316,8 +316,6 @@ func (a *assigner) promote(p, i int) {
 // their fair share to members under it and fills the gaps with the least loaded members.
 func (a *assigner) backups() {
 	n := len(a.members)
-	slots := len(a.sets) * (a.r - 1)
-	limit := (slots + n - 1) / n
 	load := make(map[string]int, n)
 	for p, rs := range a.sets {
 		if len(rs) > a.r {
@@ -328,21 +326,8 @@ func (a *assigner) backups() {
 			load[m]++
 		}
 	}
-	// Hand backups of over-loaded members to under-loaded ones.
-	for p, rs := range a.sets {
-		for i := 1; i < len(rs); i++ {
-			m := rs[i]
-			// A demoted owner still holds the data: keep it first.
-			if load[m] <= limit || (i == 1 && a.moved[p]) {
-				continue
-			}
-			if c := a.leastLoaded(rs, load); c != "" && load[c] < limit {
-				load[m]--
-				load[c]++
-				rs[i] = c
-			}
-		}
-	}
+	// Fill the gaps (a backup left, or the replica count grew) with the
+	// members backing up the fewest partitions.
 	for p, rs := range a.sets {
 		for len(rs) < a.r {
 			best := a.leastLoaded(rs, load)
@@ -354,6 +339,74 @@ func (a *assigner) backups() {
 		}
 		a.sets[p] = rs
 	}
+	a.rebalanceBackups(load)
+}
+
+// rebalanceBackups moves backups from the most loaded members to the
+// least loaded ones, one at a time, while a member backs up two or more
+// fewer than its share (slots/n, rounded down) or backups range over more
+// than two. Every move copies a
+// partition to a member, so it moves only what balance needs: on a join
+// the new member is filled to its share from the members that hold the
+// most, and members within one of the share keep what they have. A
+// demoted owner stays the first backup: it holds the data.
+func (a *assigner) rebalanceBackups(load map[string]int) {
+	n := len(a.members)
+	slots := len(a.sets) * (a.r - 1)
+	if n < 2 || slots == 0 {
+		return
+	}
+	// Members that lost a backup to a demoted owner may sit one under
+	// the share: filling them would cost a data copy each and buy little
+	// balance.
+	floor := slots/n - 1
+	order := slices.Clone(a.members) // receivers, least loaded first
+	for {
+		slices.SortStableFunc(order, func(x, y string) int { return load[x] - load[y] })
+		most := load[order[len(order)-1]]
+		moved := false
+		for _, c := range order {
+			if load[c] >= floor && most-load[c] <= 2 {
+				break
+			}
+			if a.moveBackup(c, load) {
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+// moveBackup hands c one backup slot held by the most loaded member that
+// backs up at least two more than c: the slot of a partition c is not a
+// replica of, and not a demoted owner's. It reports whether it moved one.
+func (a *assigner) moveBackup(c string, load map[string]int) bool {
+	bp, bi := -1, -1
+	for p, rs := range a.sets {
+		if slices.Contains(rs, c) {
+			continue
+		}
+		for i := 1; i < len(rs); i++ {
+			m := rs[i]
+			if load[m]-load[c] < 2 || (i == 1 && a.moved[p]) {
+				continue
+			}
+			if bp < 0 || load[m] > load[a.sets[bp][bi]] {
+				bp, bi = p, i
+			}
+		}
+	}
+	if bp < 0 {
+		return false
+	}
+	m := a.sets[bp][bi]
+	load[m]--
+	load[c]++
+	a.sets[bp][bi] = c
+	return true
 }
 
 // leastLoaded returns the member outside rs with the fewest backups,

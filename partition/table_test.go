@@ -2,6 +2,8 @@ package partition_test
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/stowage/stowage/partition"
@@ -270,5 +272,79 @@ func TestAssignSince(t *testing.T) {
 		if t3.JoinedAt(p, "nobody") != -1 {
 			t.Fatal("JoinedAt of a non-member is not -1")
 		}
+	}
+}
+
+// copiesTo counts the replica slots of next held by a member that was not
+// a replica of the same partition in prev: each is a copy of the
+// partition's data to a member.
+func copiesTo(prev, next *partition.Table) int {
+	n := 0
+	for p, rs := range next.Owners {
+		for _, m := range rs {
+			if !slices.Contains(prev.Owners[p], m) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// A cluster grown one member at a time to 100 and shrunk again, one
+// member and three at once, copies close to the least data each change
+// needs: on a join the new member's share of replicas (271×r/n), on a
+// leave the replicas the leavers held. No change copies more than 1.25x
+// that (rounded up), owners move only to the new member or off the
+// leavers, and backups stay within two of each other.
+func TestAssignMovesCloseToIdeal(t *testing.T) {
+	const partitions = 271
+	for _, backups := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("b%d", backups), func(t *testing.T) {
+			var ms []string
+			var tb *partition.Table
+			worst := 0.0
+			step := func(what string, next []string, ideal float64) {
+				t.Helper()
+				nt := partition.Assign(next, partitions, backups, tb)
+				check(t, nt, next, partitions, backups)
+				if lo, hi := backupSpread(nt, next); len(next) > backups && hi-lo > 2 {
+					t.Fatalf("%s: backups range %d..%d", what, lo, hi)
+				}
+				if tb != nil && ideal > 0 {
+					got := copiesTo(tb, nt)
+					if float64(got) > math.Ceil(1.25*ideal) {
+						t.Fatalf("%s to %d members: %d copies, ideal %.1f", what, len(next), got, ideal)
+					}
+					worst = max(worst, float64(got)/ideal)
+				}
+				ms, tb = next, nt
+			}
+			for n := 1; n <= 100; n++ {
+				next := append(slices.Clone(ms), fmt.Sprintf("m%03d", n))
+				ideal := 0.0
+				if n > backups+1 { // the replica count no longer grows
+					ideal = float64(partitions*(backups+1)) / float64(n)
+				}
+				step("join", next, ideal)
+			}
+			for len(ms) > backups+4 {
+				k := 1
+				if len(ms)%2 == 0 {
+					k = 3
+				}
+				gone := ms[len(ms)/3 : len(ms)/3+k]
+				lost := 0
+				for _, rs := range tb.Owners {
+					for _, m := range rs {
+						if slices.Contains(gone, m) {
+							lost++
+						}
+					}
+				}
+				next := slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return slices.Contains(gone, m) })
+				step(fmt.Sprintf("leave of %d", k), next, float64(lost))
+			}
+			t.Logf("backups %d: most copies per change %.2fx the least needed", backups, worst)
+		})
 	}
 }
