@@ -18,6 +18,7 @@ type MemNetwork struct {
 	nodes map[string]*MemTransport
 	cut   map[[2]string]bool // from, to
 	hook  func(from, to, method string) error
+	meter func(from, to, method string, request, answer int)
 	// frozen addresses: calls to or from them wait, as with a process
 	// that stopped (SIGSTOP) or a host that hangs, until the channel is
 	// closed by Thaw or the caller gives up.
@@ -120,6 +121,14 @@ func (n *MemNetwork) hung(a, b string) <-chan struct{} {
 func (n *MemNetwork) SetHook(h func(from, to, method string) error) {
 	n.mu.Lock()
 	n.hook = h
+	n.mu.Unlock()
+}
+
+// SetMeter installs m, which is told of every call answered: its
+// request's and its answer's size in bytes. nil removes it.
+func (n *MemNetwork) SetMeter(m func(from, to, method string, request, answer int)) {
+	n.mu.Lock()
+	n.meter = m
 	n.mu.Unlock()
 }
 
@@ -234,6 +243,12 @@ func (t *MemTransport) Call(ctx context.Context, addr, method string, body []byt
 	}()
 	select {
 	case a := <-ch:
+		t.net.mu.Lock()
+		meter := t.net.meter
+		t.net.mu.Unlock()
+		if meter != nil {
+			meter(t.addr, addr, method, len(body), len(a.b))
+		}
 		if a.err != nil {
 			return nil, &RemoteError{Addr: addr, Method: method, Message: a.err.Error()}
 		}

@@ -27,6 +27,8 @@ commands:
   bench    [--quick] [--dir DIR] [--fs URI] write-through, EAGER load, disk use and checkpoint storage against
            [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
            [--kill-master] [--freeze]
+  sim      [--members 10,25,50,100]         a cluster of N in-process members grown one by one, shrunk by failures,
+           [--backups B] [--json]           its master killed, with writers: convergence, copies, traffic, lost writes
 
 Run 'stowage <command> -h' for the flags of one command.
 `
@@ -55,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runInspect(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
+	case "sim":
+		err = runSim(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,50 @@
+package sim_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/bench/sim"
+)
+
+// A cluster grown to 25 members one at a time, then shrunk by failures of
+// one and of three members at once and a master failure, with writers
+// running: every step converges, copies close to the least data it
+// needs, and no acknowledged write is lost.
+func TestSimulation25(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 25-member simulation")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := sim.Run(ctx, sim.Options{Members: 25, Quiet: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joins := 0
+	for _, st := range res.Steps {
+		t.Logf("%-11s %3d members: converged in %v, %d owners moved, %d copies (least %.1f), control %.0f B/s per member",
+			st.What, st.Members, st.Converge.Round(time.Millisecond), st.Owners, st.Copies, st.Ideal, st.ControlPerMember)
+		if st.What == "join" {
+			joins++
+		}
+		if st.Ideal > 0 && float64(st.Copies) > math.Ceil(1.25*st.Ideal) {
+			t.Errorf("%s to %d members copied %d replicas, the least needed is %.1f", st.What, st.Members, st.Copies, st.Ideal)
+		}
+		if st.What == "kill master" && st.NewMaster <= 0 {
+			t.Errorf("kill master: no table from a new master was seen")
+		}
+	}
+	if joins != 24 {
+		t.Errorf("%d joins, want 24", joins)
+	}
+	if res.Acked == 0 {
+		t.Fatal("no write was acknowledged")
+	}
+	if res.Lost != 0 {
+		t.Fatalf("%d of %d acknowledged keys lost", res.Lost, res.Acked)
+	}
+	t.Logf("%d steps; %d writes acknowledged, %d failed, 0 lost; heap %d KiB per member", len(res.Steps), res.Acked, res.Failed, res.HeapPerMember>>10)
+}

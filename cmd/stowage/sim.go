@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stowage/stowage/bench/sim"
+)
+
+// simSummary is one cluster size's simulation, summed up.
+type simSummary struct {
+	Members int `json:"members"`
+	// Join: convergence after a join (median, worst), and the worst
+	// ratio of copies to the least a change needs over every step.
+	JoinP50      time.Duration `json:"join_converge_p50_ns"`
+	JoinMax      time.Duration `json:"join_converge_max_ns"`
+	WorstCopies  float64       `json:"worst_copies_over_least"`
+	JoinBytes    int64         `json:"data_bytes_last_join"`
+	NewMaster    time.Duration `json:"new_master_ns"`
+	MasterDone   time.Duration `json:"master_failover_converge_ns"`
+	FailP50      time.Duration `json:"fail_converge_p50_ns"`
+	FailMax      time.Duration `json:"fail_converge_max_ns"`
+	ControlPer   float64       `json:"control_bytes_per_member_per_s"`
+	HeapPer      int64         `json:"heap_bytes_per_member"`
+	Acked        int64         `json:"writes_acked"`
+	Lost         int64         `json:"writes_lost"`
+	FailedWrites int64         `json:"writes_failed"`
+}
+
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	sizes := fl.String("members", "10,25,50,100", "cluster sizes to simulate, comma-separated")
+	backups := fl.Int("backups", 1, "sync backups of the simulated map")
+	writers := fl.Int("writers", 4, "writers running throughout")
+	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	var ns []int
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return fmt.Errorf("--members %q: %q is not a cluster size of 2 or more", *sizes, f)
+		}
+		ns = append(ns, n)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !*asJSON {
+		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\tcontrol B/s/member\theap/member\tacked\tlost\t")
+	}
+	for _, n := range ns {
+		fmt.Fprintf(stderr, "simulating %d members...\n", n)
+		res, err := sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers})
+		if err != nil {
+			return err
+		}
+		s := summarize(n, res)
+		if *asJSON {
+			b, _ := json.Marshal(s)
+			fmt.Fprintln(stdout, string(b))
+			continue
+		}
+		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
+			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.ControlPer, s.HeapPer>>10, s.Acked, s.Lost)
+		if s.Lost != 0 {
+			return fmt.Errorf("%d members: %d acknowledged writes lost", n, s.Lost)
+		}
+	}
+	return tw.Flush()
+}
+
+func summarize(n int, res sim.Result) simSummary {
+	s := simSummary{Members: n, HeapPer: res.HeapPerMember, Acked: res.Acked, Lost: res.Lost, FailedWrites: res.Failed}
+	var joins, fails []time.Duration
+	for _, st := range res.Steps {
+		if st.Ideal > 0 {
+			s.WorstCopies = max(s.WorstCopies, float64(st.Copies)/st.Ideal)
+		}
+		switch {
+		case st.What == "join":
+			joins = append(joins, st.Converge)
+			if st.Members == n {
+				s.ControlPer, s.JoinBytes = st.ControlPerMember, st.DataBytes
+			}
+		case st.What == "kill master":
+			s.NewMaster, s.MasterDone = st.NewMaster, st.Converge
+		default:
+			fails = append(fails, st.Converge)
+		}
+	}
+	s.JoinP50, s.JoinMax = p50max(joins)
+	s.FailP50, s.FailMax = p50max(fails)
+	return s
+}
+
+func p50max(ds []time.Duration) (time.Duration, time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)-1]
+}
