@@ -188,3 +188,67 @@ func TestNodeHTTPSWithBasicAuth(t *testing.T) {
 		t.Fatalf("the node's log does not say it authenticates:\n%s", logs)
 	}
 }
+
+// The Go-native alternatives on a real node: PEM certificate and key
+// files and a bearer token from an environment variable.
+func TestNodeHTTPSWithBearerToken(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfgDir := filepath.Join(dir, "config")
+	if err := writeConfigDir(cfgDir, filepath.Join(dir, "data"), "bearer"); err != nil {
+		t.Fatal(err)
+	}
+	certs := testcert.New(t)
+	crt, key := testcert.PEM(t, dir, "server", certs.Server)
+	const token = "tok-5f0c2b7e9a1d4c3b8e6f"
+	t.Setenv("STOWAGE_TEST_NODE_TOKEN", token)
+	f, err := os.OpenFile(filepath.Join(cfgDir, config.SeatunnelFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.WriteString(f, "    http:\n      enable-https: true\n      cert-file: "+crt+"\n      key-file: "+key+
+		"\n      bearer-token-env: STOWAGE_TEST_NODE_TOKEN\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "node.log")
+	node, err := startNode(ctx, cfgDir, logPath, "--https", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.kill()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certs.Pool()}}}
+	defer client.CloseIdleConnections()
+	put := func(auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPut, "https://"+node.addr+"/v1/maps/engine_jobs/entries/job-1", strings.NewReader("state-1"))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(time.Minute)
+	for code := put("Bearer " + token); code != http.StatusNoContent; code = put("Bearer " + token) {
+		if time.Now().After(deadline) {
+			t.Fatalf("PUT with the token: %d within a minute, want 204", code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, auth := range []string{"", "Bearer " + token + "x", "Bearer " + token[:20], "Basic b3BlcmF0b3I6dG9r"} {
+		if code := put(auth); code != http.StatusUnauthorized {
+			t.Errorf("PUT with %q: %d, want 401", auth, code)
+		}
+	}
+	if err := node.stop(); err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	if logs, _ := os.ReadFile(logPath); bytes.Contains(logs, []byte(token)) {
+		t.Fatalf("the node's log shows the token")
+	}
+}
