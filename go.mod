@@ -32,6 +32,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.47.0
 	google.golang.org/api v0.312.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -124,7 +125,6 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
 
 replace github.com/colinmarc/hdfs/v2 => ./third_party/colinmarc-hdfs
