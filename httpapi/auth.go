@@ -63,8 +63,11 @@ func guard(s Security, next http.Handler) http.Handler {
 	if !s.LoopbackHost && !s.Authenticates() {
 		return next
 	}
-	var user, pass, token [sha256.Size]byte
-	user, pass, token = sha256.Sum256([]byte(s.BasicUser)), sha256.Sum256([]byte(s.BasicPassword)), sha256.Sum256([]byte(s.BearerToken))
+	want := digests{
+		user:  sha256.Sum256([]byte(s.BasicUser)),
+		pass:  sha256.Sum256([]byte(s.BasicPassword)),
+		token: sha256.Sum256([]byte(s.BearerToken)),
+	}
 	challenge := ""
 	if s.BasicPassword != "" {
 		challenge = `Basic realm="stowage", charset="UTF-8"`
@@ -80,7 +83,7 @@ func guard(s Security, next http.Handler) http.Handler {
 			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "this server answers only requests addressed to localhost, 127.0.0.1 or [::1]"})
 			return
 		}
-		if s.Authenticates() && !(r.Method == http.MethodGet && r.URL.Path == "/healthz") && !s.authorized(r, user, pass, token) {
+		if s.Authenticates() && !(r.Method == http.MethodGet && r.URL.Path == "/healthz") && !s.authorized(r, &want) {
 			w.Header().Set("WWW-Authenticate", challenge)
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "authentication required"})
 			return
@@ -89,12 +92,15 @@ func guard(s Security, next http.Handler) http.Handler {
 	})
 }
 
+// digests are the SHA-256 digests of the configured credentials.
+type digests struct{ user, pass, token [sha256.Size]byte }
+
 // authorized compares the request's credentials with the configured ones
 // in constant time: the digests of what was sent and what is expected are
 // compared, so that neither the length nor the first differing byte shows
 // in the time taken, and user and password are both compared whatever
 // the first gave.
-func (s Security) authorized(r *http.Request, user, pass, token [sha256.Size]byte) bool {
+func (s Security) authorized(r *http.Request, want *digests) bool {
 	h := r.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(h, " ")
 	switch {
@@ -104,10 +110,10 @@ func (s Security) authorized(r *http.Request, user, pass, token [sha256.Size]byt
 			return false
 		}
 		du, dp := sha256.Sum256([]byte(u)), sha256.Sum256([]byte(p))
-		return subtle.ConstantTimeCompare(du[:], user[:])&subtle.ConstantTimeCompare(dp[:], pass[:]) == 1
+		return subtle.ConstantTimeCompare(du[:], want.user[:])&subtle.ConstantTimeCompare(dp[:], want.pass[:]) == 1
 	case s.BearerToken != "" && strings.EqualFold(scheme, "Bearer"):
 		dt := sha256.Sum256([]byte(strings.TrimSpace(cred)))
-		return subtle.ConstantTimeCompare(dt[:], token[:]) == 1
+		return subtle.ConstantTimeCompare(dt[:], want.token[:]) == 1
 	}
 	return false
 }
