@@ -35,6 +35,9 @@ func apiSecurity(cfg *config.Config, httpAddr, httpsAddr string, insecure bool, 
 	if s.sec, err = httpapi.SecurityFrom(h); err != nil {
 		return s, err
 	}
+	if httpsAddr != "" && s.tls == nil {
+		return s, fmt.Errorf("--https %s: seatunnel.engine.http.enable-https is off in seatunnel.yaml", httpsAddr)
+	}
 	s.addr = httpAddr
 	if s.tls != nil {
 		s.addr = httpsAddr

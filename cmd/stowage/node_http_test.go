@@ -29,6 +29,7 @@ func TestAPISecurityBind(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		addr      string
+		https     string // --https
 		edits     []func(*config.HTTP)
 		insecure  bool
 		wantErr   string // "" for none
@@ -46,6 +47,8 @@ func TestAPISecurityBind(t *testing.T) {
 		{name: "0.0.0.0, auth only", addr: "0.0.0.0:5802", edits: []func(*config.HTTP){authOn}, wantErr: "has no TLS"},
 		{name: "0.0.0.0, TLS and auth", addr: "0.0.0.0:5802", edits: []func(*config.HTTP){tlsOn, authOn}, wantAddr: "0.0.0.0:8443", wantTLS: true, wantCreds: true},
 		{name: "0.0.0.0, plain, --insecure-http", addr: "0.0.0.0:5802", insecure: true, wantWarn: true, wantAddr: "0.0.0.0:5802"},
+		{name: "--https without enable-https", addr: "127.0.0.1:5802", https: "127.0.0.1:8443", wantErr: "enable-https is off"},
+		{name: "--https", addr: "0.0.0.0:5802", https: "127.0.0.1:0", edits: []func(*config.HTTP){tlsOn}, wantHost: true, wantAddr: "127.0.0.1:0", wantTLS: true},
 		{name: "loopback, TLS and auth", addr: "127.0.0.1:5802", edits: []func(*config.HTTP){tlsOn, authOn}, wantHost: true, wantAddr: "127.0.0.1:8443", wantTLS: true, wantCreds: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,7 +58,7 @@ func TestAPISecurityBind(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
-			s, err := apiSecurity(cfg, tc.addr, "", tc.insecure, log)
+			s, err := apiSecurity(cfg, tc.addr, tc.https, tc.insecure, log)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
