@@ -32,6 +32,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.47.0
 	google.golang.org/api v0.312.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

@@ -69,6 +69,9 @@ type Engine struct {
 	SlotService SlotService
 	// Checkpoint is checkpoint.
 	Checkpoint Checkpoint
+	// HTTP is http: TLS and authentication of the HTTP API
+	// (http_security.go).
+	HTTP HTTP
 }
 
 // SlotService is seatunnel.engine.slot-service.
@@ -303,6 +306,7 @@ func Default() *Config {
 					PluginConfig: fsbackend.Properties{},
 				},
 			},
+			HTTP: defaultHTTP(),
 		},
 		Hazelcast: Hazelcast{
 			ClusterName: DefaultClusterName,

@@ -20,8 +20,17 @@
 // accepted. The tables are in schema_seatunnel.go, schema_hazelcast.go
 // and schema_client.go; each key is marked as one stowage acts on or not.
 //
-// seatunnel.yaml: stowage acts on seatunnel.engine.backup-count and
-// checkpoint.storage (type, max-retained, plugin-config). The other
+// seatunnel.yaml: stowage acts on seatunnel.engine.backup-count,
+// checkpoint.storage (type, max-retained, plugin-config) and the security
+// keys of http (HTTP, http_security.go; docs/security.md): SeaTunnel's
+// enable-https, https-port, key-store-path, key-store-password,
+// key-manager-password (equal to key-store-password), trust-store-path,
+// trust-store-password, enable-basic-auth, basic-auth-username and
+// basic-auth-password, and stowage's own cert-file, key-file and
+// client-ca-file (PEM instead of PKCS#12) and bearer-token-file or
+// bearer-token-env (a bearer token instead of, or besides, basic
+// authentication). http's enable-http, port, context-path and dynamic
+// ports have no effect (stowage node --http gives the address). The other
 // values Engine holds (queue-type, the print and metrics intervals,
 // history-job-expire-minutes, classloader-cache-mode, slot-service,
 // checkpoint interval and timeout) are read and validated for a program
@@ -77,10 +86,15 @@
 //     (ErrUnsupported), as open-source Hazelcast refuses Enterprise
 //     security: hazelcast.security.enabled, network.ssl.enabled and
 //     network.symmetric-encryption.enabled (also inside
-//     advanced-network), hazelcast-client network.ssl.enabled, and
-//     seatunnel.engine.http enable-https and enable-basic-auth. The
+//     advanced-network) and hazelcast-client network.ssl.enabled. The
 //     message says to turn them off and firewall the member ports. Off,
 //     they are accepted.
+//   - seatunnel.engine.http: enable-https needs a key store or PEM files;
+//     enable-basic-auth needs basic-auth-password (SeaTunnel defaults it
+//     to admin; stowage has no default password). The TLS keys are
+//     checked only when enable-https is on. Passwords are redacted in
+//     Dump; the key store, PEM files and token file are read when the
+//     server is built (httpapi.TLSConfig, httpapi.SecurityFrom).
 //   - A key with no value (`namespace:` followed by a comment, as in the
 //     documents' templates) keeps its default. In plugin-config and
 //     map-store properties such keys are left out; nested mappings are

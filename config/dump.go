@@ -53,32 +53,32 @@ func (c *Config) seatunnelNode() *yaml.Node {
 	if _, ok := s.PluginConfig["namespace"]; !ok && s.Namespace != DefaultCheckpointNamespace {
 		pc.Content = append([]*yaml.Node{str("namespace"), str(s.Namespace)}, pc.Content...)
 	}
-	return mapping(
-		"seatunnel", mapping(
-			"engine", mapping(
-				"backup-count", num(e.BackupCount),
-				"queue-type", str(e.QueueType),
-				"print-execution-info-interval", num(e.PrintExecutionInfoInterval),
-				"print-job-metrics-info-interval", num(e.PrintJobMetricsInfoInterval),
-				"job-metrics-backup-interval", num(e.JobMetricsBackupInterval),
-				"history-job-expire-minutes", num(e.HistoryJobExpireMinutes),
-				"classloader-cache-mode", boolean(e.ClassloaderCacheMode),
-				"slot-service", mapping(
-					"dynamic-slot", boolean(e.SlotService.DynamicSlot),
-					"slot-num", num(e.SlotService.SlotNum),
-				),
-				"checkpoint", mapping(
-					"interval", num(int(e.Checkpoint.Interval.Milliseconds())),
-					"timeout", num(int(e.Checkpoint.Timeout.Milliseconds())),
-					"storage", mapping(
-						"type", str(s.Type),
-						"max-retained", num(s.MaxRetained),
-						"plugin-config", pc,
-					),
-				),
+	engine := mapping(
+		"backup-count", num(e.BackupCount),
+		"queue-type", str(e.QueueType),
+		"print-execution-info-interval", num(e.PrintExecutionInfoInterval),
+		"print-job-metrics-info-interval", num(e.PrintJobMetricsInfoInterval),
+		"job-metrics-backup-interval", num(e.JobMetricsBackupInterval),
+		"history-job-expire-minutes", num(e.HistoryJobExpireMinutes),
+		"classloader-cache-mode", boolean(e.ClassloaderCacheMode),
+		"slot-service", mapping(
+			"dynamic-slot", boolean(e.SlotService.DynamicSlot),
+			"slot-num", num(e.SlotService.SlotNum),
+		),
+		"checkpoint", mapping(
+			"interval", num(int(e.Checkpoint.Interval.Milliseconds())),
+			"timeout", num(int(e.Checkpoint.Timeout.Milliseconds())),
+			"storage", mapping(
+				"type", str(s.Type),
+				"max-retained", num(s.MaxRetained),
+				"plugin-config", pc,
 			),
 		),
 	)
+	if h := e.HTTP.httpNode(); h != nil {
+		engine.Content = append(engine.Content, str("http"), h)
+	}
+	return mapping("seatunnel", mapping("engine", engine))
 }
 
 func (c *Config) hazelcastNode() *yaml.Node {

@@ -24,8 +24,7 @@ var (
 	ErrInvalid = errors.New("invalid value")
 	// ErrUnsupported: a SeaTunnel or Hazelcast switch turned on that
 	// stowage does not implement (TLS between members, Enterprise
-	// security, HTTPS and basic authentication of the REST API). The
-	// message says what to do instead.
+	// security). The message says what to do instead.
 	ErrUnsupported = errors.New("not supported")
 )
 

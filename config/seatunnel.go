@@ -54,6 +54,9 @@ func readEngine(e *Engine, n node) error {
 	if r.err != nil {
 		return r.err
 	}
+	if err := readHTTP(&e.HTTP, n.child("http")); err != nil {
+		return err
+	}
 	pc := st.child("plugin-config")
 	props := fsbackend.Properties{}
 	if err := pc.props(props, ""); err != nil {

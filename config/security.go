@@ -15,10 +15,6 @@ const (
 	whySymmetricEncryption = "stowage does not encrypt member traffic (symmetric encryption is a deprecated Hazelcast Enterprise feature); set it to false and " + firewallMemberPorts
 
 	whyClientTLS = "stowage members do not accept TLS connections; set it to false and " + firewallMemberPorts
-
-	whyHTTPS = "stowage's HTTP API (stowage node --http) does not serve HTTPS; set it to false, keep --http on 127.0.0.1 or behind a TLS-terminating proxy, and " + firewallMemberPorts
-
-	whyBasicAuth = "stowage's HTTP API (stowage node --http) has no authentication; set it to false, keep --http on 127.0.0.1 or behind an authenticating proxy, and " + firewallMemberPorts
 )
 
 // scanSecurity searches a block stowage does not model key by key

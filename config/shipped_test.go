@@ -58,7 +58,9 @@ func TestShippedConfigCurrent(t *testing.T) {
 		"seatunnel.engine.checkpoint.interval",
 		"seatunnel.engine.checkpoint.timeout",
 		"seatunnel.engine.telemetry",
-		"seatunnel.engine.http",
+		"seatunnel.engine.http.enable-http",
+		"seatunnel.engine.http.port",
+		"seatunnel.engine.http.enable-dynamic-port",
 		"hazelcast.network.rest-api",
 		"hazelcast.properties.hazelcast.invocation.max.retry.count",
 		"hazelcast.properties.hazelcast.tcp.join.port.try.count",
@@ -145,7 +147,7 @@ func TestDocumentedOptionsAccepted(t *testing.T) {
 
 	ig := c.Ignored()
 	for _, k := range []string{
-		"seatunnel.engine.metrics-fetch-timeout-ms", "seatunnel.engine.jar-storage", "seatunnel.engine.http",
+		"seatunnel.engine.metrics-fetch-timeout-ms", "seatunnel.engine.jar-storage", "seatunnel.engine.http.context-path",
 		"seatunnel.engine.event-report-http", "seatunnel.engine.coordinator-service", "seatunnel.engine.autoscaler",
 		"seatunnel.engine.managed-source-runtime", "seatunnel.engine.openlineage", "seatunnel.engine.checkpoint.min-pause",
 		"hazelcast.lite-member", "hazelcast.member-attributes", "hazelcast.network.ssl", "hazelcast.network.symmetric-encryption",
@@ -163,6 +165,7 @@ func TestDocumentedOptionsAccepted(t *testing.T) {
 		"hazelcast.cluster-name", "hazelcast.network.port", "hazelcast.network.join.tcp-ip",
 		"hazelcast.properties.hazelcast.initial.min.cluster.size", "hazelcast.map.engine*.map-store.properties",
 		"hazelcast.map.engine*.backup-count", "hazelcast.network.http.enable-http",
+		"seatunnel.engine.http", "seatunnel.engine.http.enable-https", "seatunnel.engine.http.key-store-password",
 	} {
 		if slices.Contains(ig, k) {
 			t.Errorf("Ignored() lists %s, which stowage acts on", k)
@@ -231,8 +234,6 @@ func TestSecuritySwitches(t *testing.T) {
 		{"member TLS", "", "hazelcast:\n  network:\n    ssl:\n      enabled: %s\n      factory-class-name: x\n", "", "hazelcast.yaml:4: hazelcast.network.ssl.enabled", "hazelcast.network.ssl"},
 		{"symmetric encryption", "", "hazelcast:\n  network:\n    symmetric-encryption:\n      enabled: %s\n      password: pw-secret\n", "", "hazelcast.yaml:4: hazelcast.network.symmetric-encryption.enabled", "hazelcast.network.symmetric-encryption"},
 		{"advanced-network TLS", "", "hazelcast:\n  advanced-network:\n    member-server-socket-endpoint-config:\n      ssl:\n        enabled: %s\n", "", "hazelcast.yaml:5: hazelcast.advanced-network.member-server-socket-endpoint-config.ssl.enabled", "hazelcast.advanced-network"},
-		{"HTTPS", "seatunnel:\n  engine:\n    http:\n      enable-https: %s\n      key-store-password: ks-secret\n", "", "", "seatunnel.yaml:4: seatunnel.engine.http.enable-https", "seatunnel.engine.http"},
-		{"basic auth", "seatunnel:\n  engine:\n    http:\n      enable-basic-auth: %s\n      basic-auth-password: ba-secret\n", "", "", "seatunnel.yaml:4: seatunnel.engine.http.enable-basic-auth", "seatunnel.engine.http"},
 		{"client TLS", "", "", "hazelcast-client:\n  network:\n    ssl:\n      enabled: %s\n", "hazelcast-client.yaml:4: hazelcast-client.network.ssl.enabled", "hazelcast-client.network.ssl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 func (c *Config) Validate() error {
 	v := &validator{c: c}
 	v.engine(&c.Engine)
+	v.http(&c.Engine.HTTP)
 	v.hazelcast(&c.Hazelcast)
 	return errors.Join(v.errs...)
 }

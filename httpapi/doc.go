@@ -27,7 +27,17 @@
 // answers name no path on the server: a storage error is reported as
 // such, without its details.
 //
+// Security (auth.go, tls.go, server.go; docs/security.md): WithSecurity
+// makes every request but GET /healthz carry basic or bearer credentials
+// (401 with WWW-Authenticate otherwise, the same answer whatever was
+// wrong) and, on a loopback bind, name a loopback host (421 otherwise,
+// against DNS rebinding). TLSConfig builds the TLS configuration from
+// seatunnel.engine.http (PKCS#12 key and trust stores, or PEM), NewServer
+// the http.Server with timeouts for headers, bodies (a per-request
+// deadline from the body's length), answers and idle connections.
+//
 // Imports: package stowage and its public types, serde, checkpoint's
 // types (the storage stowage.OpenCheckpointStorage returns), net/http,
-// Prometheus' handler. Nothing below the root package.
+// Prometheus' handler, config (seatunnel.engine.http) and go-pkcs12.
+// Nothing else below the root package.
 package httpapi

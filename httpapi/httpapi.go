@@ -67,12 +67,13 @@ func Handler(n *stowage.Node, opts ...Option) http.Handler {
 		g = prometheus.DefaultGatherer
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	return mux
+	return guard(a.sec, mux)
 }
 
 type api struct {
 	n           *stowage.Node
 	checkpoints checkpoint.Storage // nil: none given
+	sec         Security           // auth.go
 }
 
 // bytesMap is a map as the HTTP API sees it: keys are the raw bytes of
@@ -114,8 +115,14 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxValue))
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": err.Error()})
+		return
+	case err != nil:
+		// The body deadline passed or the client went away (server.go).
+		writeJSON(w, http.StatusRequestTimeout, map[string]string{"error": "the body was not received in time or was cut off"})
 		return
 	}
 	if err := m.Put(r.Context(), r.PathValue("key"), body); err != nil {

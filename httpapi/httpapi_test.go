@@ -22,6 +22,16 @@ import (
 // dir, and serves its HTTP API.
 func node(t *testing.T, dir string) (*stowage.Node, *httptest.Server) {
 	t.Helper()
+	n := openNode(t, dir)
+	srv := httptest.NewServer(httpapi.Handler(n))
+	t.Cleanup(srv.Close)
+	return n, srv
+}
+
+// openNode opens a member alone whose maps named engine* are persisted
+// under dir; it is closed when the test ends.
+func openNode(t *testing.T, dir string) *stowage.Node {
+	t.Helper()
 	y := `hazelcast:
   cluster-name: test
   map:
@@ -44,9 +54,8 @@ func node(t *testing.T, dir string) (*stowage.Node, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.Handler(n))
-	t.Cleanup(func() { srv.Close(); n.Close() })
-	return n, srv
+	t.Cleanup(func() { n.Close() })
+	return n
 }
 
 func do(t *testing.T, method, url, body string) (int, string) {

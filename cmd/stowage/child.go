@@ -59,6 +59,8 @@ func startNode(ctx context.Context, dir, logPath string, args ...string) (*child
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "listening on http://"); ok {
 				addrc <- a
+			} else if a, ok := strings.CutPrefix(sc.Text(), "listening on https://"); ok {
+				addrc <- a
 			}
 		}
 		close(addrc)

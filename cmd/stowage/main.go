@@ -17,7 +17,8 @@ const usage = `usage: stowage <command> [flags]
 
 commands:
   node     --config-dir DIR [--http ADDR]   run one member (joining the member list) and serve the HTTP API;
-           [--role master|worker]           --role reads hazelcast-master.yaml or hazelcast-worker.yaml
+           [--role master|worker]           --role reads hazelcast-master.yaml or hazelcast-worker.yaml;
+           [--https ADDR] [--insecure-http] TLS and auth from seatunnel.engine.http (docs/security.md)
   demo     [--dir DIR] [--members N]        3 members: write job state, SIGKILL one, then all, restart, show it came back;
            [--keep-running]                 --keep-running leaves them serving (status page) until Ctrl-C
   inspect  (--config-dir DIR | --fs URI --namespace NS --cluster NAME | --bbolt FILE) [--json] SUBCOMMAND

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -24,6 +23,8 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dir := fl.String("config-dir", "", "directory holding seatunnel.yaml and hazelcast.yaml (required)")
 	role := fl.String("role", "", "master or worker: read hazelcast-master.yaml or hazelcast-worker.yaml instead of hazelcast.yaml, as seatunnel-cluster.sh -r does")
 	addr := fl.String("http", "127.0.0.1:5802", "address of the HTTP API")
+	httpsAddr := fl.String("https", "", "address of the HTTP API when seatunnel.engine.http.enable-https is on (default: the host of --http with https-port)")
+	insecure := fl.Bool("insecure-http", false, "allow the HTTP API on an address other than loopback without TLS and authentication (enable-https and enable-basic-auth or bearer-token-file)")
 	port := fl.Int("port", 0, "member port (overrides hazelcast.yaml network.port)")
 	verbose := fl.Bool("v", false, "log at debug level")
 	leave := fl.Duration("leave-timeout", 60*time.Second, "on SIGTERM, how long to wait for the partitions to be handed over before stopping")
@@ -46,27 +47,42 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logscrub.Logger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	logConfig(log, cfg, *role)
+	api, err := apiSecurity(cfg, *addr, *httpsAddr, *insecure, log)
+	if err != nil {
+		return err
+	}
 	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer node.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", api.addr)
 	if err != nil {
 		return err
 	}
-	var hopts []httpapi.Option
+	hopts := []httpapi.Option{httpapi.WithSecurity(api.sec)}
 	if cps, err := stowage.OpenCheckpointStorage(ctx, cfg, log); err != nil {
 		log.Warn("stowage node: checkpoint storage not shown on the status page", "err", err)
 	} else {
 		defer cps.Close()
 		hopts = append(hopts, httpapi.WithCheckpoints(cps))
 	}
-	srv := &http.Server{Handler: httpapi.Handler(node, hopts...), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("stowage node serving", "http", ln.Addr().String(), "cluster", cfg.Hazelcast.ClusterName)
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	srv := httpapi.NewServer(httpapi.Handler(node, hopts...), api.tls, httpapi.DefaultTimeouts(), log)
+	scheme := "http"
+	if api.tls != nil {
+		scheme = "https"
+	}
+	log.Info("stowage node serving", scheme, ln.Addr().String(), "cluster", cfg.Hazelcast.ClusterName,
+		"auth", api.sec.Authenticates(), "loopback-host-only", api.sec.LoopbackHost)
+	fmt.Fprintf(stdout, "listening on %s://%s\n", scheme, ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if api.tls != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	go func() {
 		if err := node.WaitLoaded(ctx); err == nil {
 			log.Info("stowage node loaded", "maps", len(node.Maps()))

@@ -231,8 +231,9 @@ func TestMasterWorkerFromShippedConfig(t *testing.T) {
 }
 
 // A misspelt key in the shipped seatunnel.yaml stops the node at start
-// with the file, line and key, and the key it is nearest to; so does a
-// security switch stowage does not implement, saying what to do instead.
+// with the file, line and key, and the key it is nearest to; so does an
+// HTTP security switch turned on without what it needs (a key store, a
+// password; the line is then the http block's).
 func TestNodeRefusesShippedConfigWithBadKey(t *testing.T) {
 	for _, tc := range []struct {
 		key  string // the key written, whose line the error names
@@ -243,10 +244,10 @@ func TestNodeRefusesShippedConfigWithBadKey(t *testing.T) {
 			[]string{"seatunnel.engine.backup-cont: unknown key (did you mean backup-count?)"}},
 		{"enable-https", func(s string) string {
 			return strings.Replace(s, "      enable-dynamic-port: false\n", "      enable-dynamic-port: false\n      enable-https: true\n", 1)
-		}, []string{"seatunnel.engine.http.enable-https: true is not supported yet", "firewall the member port"}},
-		{"enable-basic-auth", func(s string) string {
+		}, []string{"seatunnel.engine.http.enable-https: true needs key-store-path (PKCS#12) or cert-file and key-file (PEM)"}},
+		{"http", func(s string) string {
 			return strings.Replace(s, "      # enable-basic-auth: true\n", "      enable-basic-auth: true\n", 1)
-		}, []string{"seatunnel.engine.http.enable-basic-auth: true is not supported yet", "firewall the member port"}},
+		}, []string{"seatunnel.engine.http.basic-auth-password: enable-basic-auth needs a password"}},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			dir := t.TempDir()
