@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stowage/stowage/partition"
+	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stowage/stowage/partition"
 )
 
 // An owner serves a partition only while it knows that no newer table can
 // have given the partition to another member: a lease. A member renews
-// it by asking the other live members for their table version; once the
+// it by asking other live members for their table version (the oldest
+// ones and a few more at random: leaseTargets); once the
 // members that answered (at least one) all have a table no newer than its
 // own, the lease holds for leaseFor from when the question was sent. The
 // lease is shorter than the least time failure detection takes to declare
@@ -153,20 +157,13 @@ func (pr *Protocol) leaseRound(done chan struct{}) {
 	close(done)
 }
 
-// askTables asks the other live members for their table version: nil
-// once one answered and none that answered is newer, errNewerTable if
-// one is (its table is fetched first), ErrNoLease if nobody answered
-// within leaseFor/2.
+// askTables asks other live members for their table version (see
+// leaseTargets): nil once one answered and none that answered is newer,
+// errNewerTable if one is (its table is fetched first), ErrNoLease if
+// nobody answered within leaseFor/2.
 func (pr *Protocol) askTables() error {
 	mine := pr.TableVersion()
-	pr.mu.Lock()
-	var addrs []string
-	for id := range pr.live {
-		if id != pr.self && pr.addrs[id] != "" {
-			addrs = append(addrs, pr.addrs[id])
-		}
-	}
-	pr.mu.Unlock()
+	addrs := pr.leaseTargets()
 	if len(addrs) == 0 || pr.tr == nil {
 		return nil
 	}
@@ -208,6 +205,42 @@ func (pr *Protocol) askTables() error {
 		return fmt.Errorf("%w: %w", ErrNoLease, last)
 	}
 	return nil
+}
+
+// leaseOldest is how many of the oldest other members every lease round
+// asks: the master and the members next in line to succeed it.
+const leaseOldest = 3
+
+// leaseTargets picks whom a lease round asks: the leaseOldest oldest other
+// members in this member's view and, of the rest, as many as the bits of
+// their count (⌈log2(n+1)⌉), drawn anew each round. A newer table than
+// this member's is made by a master, which installs it before it
+// publishes it to every member; the master, or the member that took over
+// from a master that died, is among the oldest this member knows unless
+// several of the oldest failed at once, and every member asked at random
+// is one more chance to learn of it. Asking every member instead would
+// cost each member a call to every other one per round: control traffic
+// growing with the square of the cluster's size.
+func (pr *Protocol) leaseTargets() []string {
+	ms := pr.view.Members() // oldest first
+	pr.mu.Lock()
+	var ordered []string
+	for _, m := range ms {
+		if m.ID != pr.self && pr.live[m.ID] && pr.addrs[m.ID] != "" {
+			ordered = append(ordered, pr.addrs[m.ID])
+		}
+	}
+	pr.mu.Unlock()
+	if len(ordered) <= leaseOldest {
+		return ordered
+	}
+	rest := ordered[leaseOldest:]
+	k := bits.Len(uint(len(rest)))
+	if k >= len(rest) {
+		return ordered
+	}
+	rand.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	return ordered[:leaseOldest+k]
 }
 
 // onLease answers a lease question with this member's table version, and

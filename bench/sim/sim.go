@@ -78,6 +78,9 @@ type Step struct {
 	// ControlPerMember is, on the idle cluster after the step, the bytes
 	// of table and lease calls per member per second.
 	ControlPerMember float64
+	// QuietTable and QuietLease split ControlPerMember into table
+	// publication and lease rounds.
+	QuietTable, QuietLease float64
 	// NewMaster is set on "kill master": the time until every live
 	// member had a table published by the new master.
 	NewMaster time.Duration

@@ -25,8 +25,8 @@ func TestSimulation25(t *testing.T) {
 	}
 	joins := 0
 	for _, st := range res.Steps {
-		t.Logf("%-11s %3d members: converged in %v, %d owners moved, %d copies (least %.1f), control %.0f B/s per member",
-			st.What, st.Members, st.Converge.Round(time.Millisecond), st.Owners, st.Copies, st.Ideal, st.ControlPerMember)
+		t.Logf("%-11s %3d members: converged in %v, %d owners moved, %d copies (least %.1f), control %.0f B/s per member (table %.0f, lease %.0f)",
+			st.What, st.Members, st.Converge.Round(time.Millisecond), st.Owners, st.Copies, st.Ideal, st.ControlPerMember, st.QuietTable, st.QuietLease)
 		if st.What == "join" {
 			joins++
 		}

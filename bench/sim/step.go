@@ -46,7 +46,9 @@ func (s *sim) change(ctx context.Context, what string, do func() error) (Step, e
 	st.Ideal = ideal(what, before.owners, after.owners, s.live(), s.o.Backups)
 	t1, l1 := s.table.Load(), s.lease.Load()
 	time.Sleep(s.o.Quiet)
-	st.ControlPerMember = float64(s.table.Load()-t1+s.lease.Load()-l1) / float64(len(s.live())) / s.o.Quiet.Seconds()
+	per := float64(len(s.live())) * s.o.Quiet.Seconds()
+	st.QuietTable, st.QuietLease = float64(s.table.Load()-t1)/per, float64(s.lease.Load()-l1)/per
+	st.ControlPerMember = st.QuietTable + st.QuietLease
 	return st, nil
 }
 
