@@ -29,6 +29,8 @@ type simSummary struct {
 	FailP50      time.Duration `json:"fail_converge_p50_ns"`
 	FailMax      time.Duration `json:"fail_converge_max_ns"`
 	ControlPer   float64       `json:"control_bytes_per_member_per_s"`
+	TablePer     float64       `json:"table_bytes_per_member_per_s"`
+	LeasePer     float64       `json:"lease_bytes_per_member_per_s"`
 	HeapPer      int64         `json:"heap_bytes_per_member"`
 	Acked        int64         `json:"writes_acked"`
 	Lost         int64         `json:"writes_lost"`
@@ -55,7 +57,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !*asJSON {
-		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\tcontrol B/s/member\theap/member\tacked\tlost\t")
+		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\ttable+lease B/s/member\theap/member\tacked\tlost\t")
 	}
 	for _, n := range ns {
 		fmt.Fprintf(stderr, "simulating %d members...\n", n)
@@ -70,8 +72,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			continue
 		}
 		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
-			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.ControlPer, s.HeapPer>>10, s.Acked, s.Lost)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f+%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
+			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.TablePer, s.LeasePer, s.HeapPer>>10, s.Acked, s.Lost)
 		if s.Lost != 0 {
 			return fmt.Errorf("%d members: %d acknowledged writes lost", n, s.Lost)
 		}
@@ -91,6 +93,7 @@ func summarize(n int, res sim.Result) simSummary {
 			joins = append(joins, st.Converge)
 			if st.Members == n {
 				s.ControlPer, s.JoinBytes = st.ControlPerMember, st.DataBytes
+				s.TablePer, s.LeasePer = st.QuietTable, st.QuietLease
 			}
 		case st.What == "kill master":
 			s.NewMaster, s.MasterDone = st.NewMaster, st.Converge
