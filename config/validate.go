@@ -56,6 +56,7 @@ func (o *origin) lineOf(key string) int {
 // scrub replaces any secret value of the configuration that a message
 // might quote (through a URI, say) by "******".
 func (v *validator) scrub(msg string) string {
+	msg = fsbackend.RedactURIs(msg)
 	for _, p := range v.allProperties() {
 		for k, val := range p {
 			if fsbackend.IsSecretKey(k) && len(val) >= 3 && strings.Contains(msg, val) {
