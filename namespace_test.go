@@ -1,0 +1,166 @@
+package stowage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
+)
+
+// freePort returns a port free for TCP and UDP on 127.0.0.1 (membership
+// uses both).
+func freePort(t *testing.T) int {
+	t.Helper()
+	for try := 0; try < 20; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+// nsConfig is a member on 127.0.0.1:port joining join (0: alone, without
+// membership), whose engine* maps persist under dir/test.
+func nsConfig(t *testing.T, dir string, port, join int) *config.Config {
+	t.Helper()
+	network := ""
+	if port != 0 {
+		network = fmt.Sprintf(`  network:
+    port:
+      port: %d
+      auto-increment: false
+    join:
+      tcp-ip:
+        enabled: true
+        member-list:
+          - 127.0.0.1:%d
+`, port, join)
+	}
+	y := `hazelcast:
+  cluster-name: test
+` + network + `  properties:
+    stowage.namespace.lease.ttl: 1s
+  map:
+    engine*:
+      map-store:
+        enabled: true
+        initial-mode: EAGER
+        properties:
+          type: hdfs
+          namespace: ` + dir + `
+          clusterName: test
+          storage.type: hdfs
+          fs.defaultFS: file:///
+`
+	cfg, err := config.Parse(nil, []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// putAll writes n keys and returns what was acknowledged.
+func putAll(t *testing.T, node *stowage.Node, n int) map[string]string {
+	t.Helper()
+	m := strMap(t, node, "engine_jobs")
+	want := map[string]string{}
+	for i := 0; i < n; i++ {
+		k, v := fmt.Sprintf("job-%d", i), fmt.Sprintf("state-%d", i)
+		if err := m.Put(context.Background(), k, v); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	return want
+}
+
+// checkAll fails unless every acknowledged key reads back.
+func checkAll(t *testing.T, node *stowage.Node, want map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := node.WaitLoaded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := strMap(t, node, "engine_jobs")
+	for k, v := range want {
+		if got, ok, err := m.Get(ctx, k); err != nil || !ok || got != v {
+			t.Fatalf("%s = %q, %v, %v; want %q", k, got, ok, err, v)
+		}
+	}
+}
+
+// TestSecondStandaloneRefused: a second stand-alone member on the
+// namespace of a running one refuses to start, naming the namespace and
+// the other member; once the first stopped (releasing its lease) the
+// second starts and finds every acknowledged write.
+func TestSecondStandaloneRefused(t *testing.T) {
+	dir := t.TempDir()
+	first := open(t, stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+	want := putAll(t, first, 200)
+
+	_, err := stowage.Open(context.Background(), stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+	if !errors.Is(err, stowage.ErrNamespaceInUse) {
+		first.Close()
+		t.Fatalf("second member on the namespace: err = %v, want ErrNamespaceInUse", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, strconv.Quote(dir)) || !strings.Contains(msg, "local-") {
+		t.Errorf("the error names neither the namespace nor the other member: %s", msg)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := open(t, stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+	defer second.Close()
+	checkAll(t, second, want)
+}
+
+// TestSecondClusterRefused: members joining a cluster share its
+// namespace; a second cluster with the same clusterName on the same
+// namespace refuses to start while the first renews, naming the first's
+// members; once the first stopped without releasing (its last members
+// closed while they still saw each other) and its lease expired, the
+// second starts and finds every acknowledged write of the first.
+func TestSecondClusterRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts membership on loopback ports")
+	}
+	dir := t.TempDir()
+	pa, pa2, pb := freePort(t), freePort(t), freePort(t)
+	a1 := open(t, stowage.Options{Config: nsConfig(t, dir, pa, pa)})
+	a2, err := stowage.Open(context.Background(), stowage.Options{Config: nsConfig(t, dir, pa2, pa)})
+	if err != nil {
+		a1.Close()
+		t.Fatalf("a member joining the cluster that holds the namespace: %v", err)
+	}
+	want := putAll(t, a1, 200)
+
+	_, err = stowage.Open(context.Background(), stowage.Options{Config: nsConfig(t, dir, pb, pb)})
+	if !errors.Is(err, stowage.ErrNamespaceInUse) {
+		a2.Close()
+		a1.Close()
+		t.Fatalf("second cluster on the namespace: err = %v, want ErrNamespaceInUse", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, strconv.Quote(dir)) || !strings.Contains(msg, fmt.Sprintf("127.0.0.1:%d", pa)) {
+		t.Errorf("the error names neither the namespace nor the first cluster's members: %s", msg)
+	}
+	a2.Close()
+	a1.Close()
+	b := open(t, stowage.Options{Config: nsConfig(t, dir, pb, pb)})
+	defer b.Close()
+	checkAll(t, b, want)
+}
