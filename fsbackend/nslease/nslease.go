@@ -99,13 +99,17 @@ func recordName(dir string, n uint64) string {
 
 // newest returns the number and record of the newest lease record (0 when
 // there is none). A record whose bytes cannot be read yet (a local or
-// HDFS file being written) counts as held by "unknown" until its
-// modification time is a TTL old.
+// HDFS file still being written: it is listed before it is closed) keeps
+// its number, but its holder is read from the newest older record, and it
+// counts as live until its modification time is a TTL old; with no
+// readable record at all its holder is "unknown".
 func (o *Options) newest(ctx context.Context) (uint64, Record, error) {
 	list, err := o.FS.List(ctx, o.dir())
 	if err != nil {
 		return 0, Record{}, err
 	}
+	var top uint64
+	var pending time.Time // modification time of an unreadable newer record
 	for i := len(list) - 1; i >= 0; i-- {
 		n, err := strconv.ParseUint(path.Base(list[i].Name), 10, 64)
 		if err != nil {
@@ -116,15 +120,25 @@ func (o *Options) newest(ctx context.Context) (uint64, Record, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed as superseded while we listed
 		}
-		if err != nil {
-			return 0, Record{}, err
+		if err != nil || json.Unmarshal(b, &r) != nil || r.Expires.IsZero() {
+			if top == 0 {
+				top, pending = n, list[i].ModTime
+			}
+			continue
 		}
-		if json.Unmarshal(b, &r) != nil || r.Expires.IsZero() {
-			r = Record{Members: []string{"unknown"}, Renewed: list[i].ModTime, Expires: list[i].ModTime.Add(o.ttl())}
+		if top == 0 {
+			return n, r, nil
 		}
-		return n, r, nil
+		r.Released = false
+		if exp := pending.Add(o.ttl()); exp.After(r.Expires) {
+			r.Renewed, r.Expires = pending, exp
+		}
+		return top, r, nil
 	}
-	return 0, Record{}, nil
+	if top == 0 {
+		return 0, Record{}, nil
+	}
+	return top, Record{Members: []string{"unknown"}, Renewed: pending, Expires: pending.Add(o.ttl())}, nil
 }
 
 // create makes record n; fs.ErrExist when another writer made it first.
