@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,4 +166,41 @@ func TestSecondClusterRefused(t *testing.T) {
 	b := open(t, stowage.Options{Config: nsConfig(t, dir, pb, pb)})
 	defer b.Close()
 	checkAll(t, b, want)
+}
+
+// TestStorageFilesOwnerOnly: every file and directory a member creates
+// in its map store's namespace (logs, snapshots, META, the lease and
+// probe records) is readable by its owner only.
+func TestStorageFilesOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	n := open(t, stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+	putAll(t, n, 50)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	err := filepath.WalkDir(filepath.Join(dir, "test"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", p, st.Mode().Perm(), want)
+		}
+		count++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count < 4 {
+		t.Fatalf("only %d entries under the namespace", count)
+	}
 }

@@ -197,6 +197,9 @@ func (v *validator) backend(prefix string, p fsbackend.Properties) {
 		}
 		v.add(prefix+key, "%s", strings.TrimPrefix(err.Error(), "stowage/fsbackend: "))
 	}
+	if _, err := fsbackend.Umask(p); err != nil {
+		v.add(prefix+fsbackend.KeyUmask, "%q is not an octal umask such as 077 or 022", p.Get(fsbackend.KeyUmask, ""))
+	}
 }
 
 func known(s string, list []string) bool {
