@@ -303,8 +303,10 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			fw.SetSyncBlock(f.cfg.SyncOnClose)
 			f.cache.ref(c)
 			w = &writer{f: f, c: c, fw: fw, path: p, ctx: ctx, failedAt: -1,
-				keep:   keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
-				reopen: func() (blockFile, error) { return replaceFile(c.c, p, f.cfg.SyncOnClose, fsbackend.FileMode(f.cfg.Umask)) }}
+				keep: keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
+				reopen: func() (blockFile, error) {
+					return replaceFile(c.c, p, f.cfg.SyncOnClose, fsbackend.FileMode(f.cfg.Umask))
+				}}
 			return nil
 		}
 	})
