@@ -2,10 +2,17 @@ package stowage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
@@ -28,8 +35,9 @@ var ErrNamespaceInUse = nslease.ErrHeld
 // nsLease is the lease this member holds, or follows, on one map store's
 // namespace/clusterName, with the FS it is written through.
 type nsLease struct {
-	l  *nslease.Lease
-	fs fsbackend.FS
+	l    *nslease.Lease
+	fs   fsbackend.FS
+	host *os.File // a member alone: its host lock (hostLock)
 }
 
 // memberAddr names a member in lease records: its membership address, or
@@ -87,21 +95,84 @@ func (n *Node) takeNamespaces(ctx context.Context) error {
 			return fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
 		}
 		shown := fmt.Sprintf("namespace %q clusterName %q (hazelcast.map.%s.map-store)", ms.Namespace(), ms.ClusterName(), mc.Pattern)
+		same := n.sameCluster
+		var host *os.File
+		if n.tr == nil {
+			if host, err = hostLock(key); err != nil {
+				f.Close()
+				return fmt.Errorf("stowage: %w: %s: another stand-alone member on this host holds it (%v)", ErrNamespaceInUse, shown, err)
+			}
+			same = n.sameStandalone
+		}
 		l, err := nslease.Acquire(ctx, nslease.Options{
 			FS: f, Dir: dir, Path: shown, TTL: ttl, Logger: n.log,
-			Members: n.leaseMembers, Same: n.sameCluster, Renew: n.isMaster,
+			Members: n.leaseMembers, Same: same, Renew: n.isMaster,
 		})
 		if err != nil {
 			f.Close()
+			if host != nil {
+				host.Close()
+			}
 			return fmt.Errorf("stowage: %w", err)
 		}
-		n.leases = append(n.leases, nsLease{l: l, fs: f})
+		n.leases = append(n.leases, nsLease{l: l, fs: f, host: host})
 	}
 	return nil
 }
 
-// leaseMembers lists the addresses of the members this member sees.
+// hostLock takes an exclusive flock (held until the file is closed; the
+// kernel drops it when the process dies, even by SIGKILL) on a lock file
+// of this host named by the storage and directory in key. A member alone
+// holds it while it runs: a second member alone on the host fails at
+// once, and a member alone that finds a lease record of a member alone of
+// this host knows that member is gone (its lock was free), so it need not
+// wait for the record to expire after a crash.
+func hostLock(key string) (*os.File, error) {
+	sum := sha256.Sum256([]byte(key))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("stowage-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errors.New("its host lock is taken")
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// standaloneSuffix ends the name of a member alone in lease records.
+func standaloneSuffix() string {
+	h, err := os.Hostname()
+	if err != nil {
+		h = "unknown-host"
+	}
+	return "@" + h
+}
+
+// sameStandalone is sameCluster for a member alone holding its host lock:
+// a record of a member alone of this host is a crashed run of it.
+func (n *Node) sameStandalone(members []string) bool {
+	for _, m := range members {
+		if strings.HasPrefix(m, "local-") && strings.HasSuffix(m, standaloneSuffix()) {
+			return true
+		}
+	}
+	return n.sameCluster(members)
+}
+
+// leaseMembers lists the addresses of the members this member sees (a
+// member alone: its ID and host name).
 func (n *Node) leaseMembers() []string {
+	if n.tr == nil {
+		return []string{memberAddr(n.view.Self()) + standaloneSuffix()}
+	}
 	var out []string
 	for _, m := range n.view.Members() {
 		out = append(out, memberAddr(m))
@@ -146,6 +217,9 @@ func (n *Node) releaseNamespaces(alone bool) error {
 		}
 		cancel()
 		errs = append(errs, l.fs.Close())
+		if l.host != nil {
+			errs = append(errs, l.host.Close())
+		}
 	}
 	n.leases = nil
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package stowage_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend/nslease"
 )
 
 // freePort returns a port free for TCP and UDP on 127.0.0.1 (membership
@@ -121,7 +124,7 @@ func TestSecondStandaloneRefused(t *testing.T) {
 		first.Close()
 		t.Fatalf("second member on the namespace: err = %v, want ErrNamespaceInUse", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, strconv.Quote(dir)) || !strings.Contains(msg, "local-") {
+	if msg := err.Error(); !strings.Contains(msg, strconv.Quote(dir)) || !strings.Contains(msg, "stand-alone member on this host") {
 		t.Errorf("the error names neither the namespace nor the other member: %s", msg)
 	}
 	if err := first.Close(); err != nil {
@@ -202,5 +205,55 @@ func TestStorageFilesOwnerOnly(t *testing.T) {
 	}
 	if count < 4 {
 		t.Fatalf("only %d entries under the namespace", count)
+	}
+}
+
+// writeLeaseRecord leaves a lease record of members under dir/test as a
+// member that was killed would: unreleased, valid for an hour.
+func writeLeaseRecord(t *testing.T, dir string, members ...string) {
+	t.Helper()
+	now := time.Now()
+	b, err := json.Marshal(nslease.Record{Members: members, Renewed: now, Expires: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "test", nslease.LeaseDir, fmt.Sprintf("%020d", 7))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStandaloneRestartAfterCrash: a member alone that finds the unexpired
+// lease of a killed member alone of its own host (whose host lock the
+// kernel dropped) starts at once; the lease of a member alone of another
+// host, or of another cluster, is not taken over before it expires.
+func TestStandaloneRestartAfterCrash(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	writeLeaseRecord(t, dir, "local-20260101T000000-dead@"+host)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := stowage.Open(ctx, stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+	if err != nil {
+		t.Fatalf("restart after a crash of the member alone of this host: %v", err)
+	}
+	n.Close()
+
+	for _, other := range []string{"local-20260101T000000-dead@another-host", "10.1.2.3:5801"} {
+		dir := t.TempDir()
+		writeLeaseRecord(t, dir, other)
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		n, err := stowage.Open(ctx, stowage.Options{Config: nsConfig(t, dir, 0, 0)})
+		cancel()
+		if err == nil {
+			n.Close()
+			t.Fatalf("a member alone took over the unexpired lease of %s", other)
+		}
 	}
 }
