@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/stowage/stowage/fsbackend"
 )
 
 // errShortRead marks a ranged GET whose body ended early (the connection
@@ -40,25 +42,27 @@ type Scrubber interface {
 	Scrub(s string) string
 }
 
-// scrubErr returns err with s's values removed from its message (err
-// itself when s is nil or removes nothing).
+// scrubErr returns err with s's values and the user information of any
+// URI (an endpoint such as https://user:password@host) removed from its
+// message (err itself when that removes nothing).
 func scrubErr(s Scrubber, err error) error {
-	if err == nil || s == nil {
+	if err == nil {
 		return err
 	}
 	msg := err.Error()
-	if clean := s.Scrub(msg); clean != msg {
+	if clean := scrubString(s, msg); clean != msg {
 		return &redactedError{err: err, msg: clean}
 	}
 	return err
 }
 
-// scrubString is s.Scrub(msg), or msg when s is nil.
+// scrubString is s.Scrub(msg), or msg when s is nil, with the user
+// information of URIs removed.
 func scrubString(s Scrubber, msg string) string {
-	if s == nil {
-		return msg
+	if s != nil {
+		msg = s.Scrub(msg)
 	}
-	return s.Scrub(msg)
+	return fsbackend.RedactURIs(msg)
 }
 
 // Learned is a Scrubber of credential values learned while a client runs:
