@@ -27,11 +27,6 @@ import (
 // or a stand-alone member, may start on its namespace.
 const propLeaseTTL = "stowage.namespace.lease.ttl"
 
-// ErrNamespaceInUse: another live cluster (or stand-alone member) writes
-// the map store's namespace/clusterName. The error names the namespace and
-// clusterName as configured and the other cluster's members.
-var ErrNamespaceInUse = nslease.ErrHeld
-
 // nsLease is the lease this member holds, or follows, on one map store's
 // namespace/clusterName, with the FS it is written through.
 type nsLease struct {
