@@ -17,6 +17,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend/nslease"
+	"github.com/stowage/stowage/serde"
 )
 
 // freePort returns a port free for TCP and UDP on 127.0.0.1 (membership
@@ -254,6 +255,19 @@ func TestStandaloneRestartAfterCrash(t *testing.T) {
 		if err == nil {
 			n.Close()
 			t.Fatalf("a member alone took over the unexpired lease of %s", other)
+		}
+	}
+}
+
+// TestOwnFilesAreNoMapNames: the names of stowage's own entries beside the
+// maps, and any name starting with a dot, are refused as map names.
+func TestOwnFilesAreNoMapNames(t *testing.T) {
+	n := open(t, stowage.Options{Config: nsConfig(t, t.TempDir(), 0, 0)})
+	defer n.Close()
+	for _, name := range []string{".stowage-members", nslease.LeaseDir, ".stowage", ".x"} {
+		_, err := stowage.GetMap(context.Background(), n, name, serde.String(), serde.String())
+		if !errors.Is(err, stowage.ErrInvalidMapName) || !strings.Contains(err.Error(), "reserved for stowage's own files") {
+			t.Errorf("map name %q: err = %v, want ErrInvalidMapName saying the name is reserved", name, err)
 		}
 	}
 }
