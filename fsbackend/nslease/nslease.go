@@ -104,10 +104,26 @@ func recordName(dir string, n uint64) string {
 // counts as live until its modification time is a TTL old; with no
 // readable record at all its holder is "unknown".
 func (o *Options) newest(ctx context.Context) (uint64, Record, error) {
+	for try := 0; try < 5; try++ {
+		n, r, vanished, err := o.newestOnce(ctx)
+		if err != nil || !vanished {
+			return n, r, err
+		}
+		// Every record listed was removed before it was read (renewals
+		// pruned them meanwhile): list again rather than take the
+		// directory for empty.
+	}
+	return 0, Record{}, fmt.Errorf("stowage/nslease: the lease records of %s change faster than they can be read", o.Path)
+}
+
+// newestOnce is one listing of newest; vanished reports that records were
+// listed but every one was gone when read.
+func (o *Options) newestOnce(ctx context.Context) (uint64, Record, bool, error) {
 	list, err := o.FS.List(ctx, o.dir())
 	if err != nil {
-		return 0, Record{}, err
+		return 0, Record{}, false, err
 	}
+	gone := false
 	var top uint64
 	var pending time.Time // modification time of an unreadable newer record
 	for i := len(list) - 1; i >= 0; i-- {
@@ -118,6 +134,7 @@ func (o *Options) newest(ctx context.Context) (uint64, Record, error) {
 		var r Record
 		b, err := fsbackend.ReadFile(ctx, o.FS, list[i].Name)
 		if errors.Is(err, fs.ErrNotExist) {
+			gone = true
 			continue // removed as superseded while we listed
 		}
 		if err != nil || json.Unmarshal(b, &r) != nil || r.Expires.IsZero() {
@@ -127,18 +144,18 @@ func (o *Options) newest(ctx context.Context) (uint64, Record, error) {
 			continue
 		}
 		if top == 0 {
-			return n, r, nil
+			return n, r, false, nil
 		}
 		r.Released = false
 		if exp := pending.Add(o.ttl()); exp.After(r.Expires) {
 			r.Renewed, r.Expires = pending, exp
 		}
-		return top, r, nil
+		return top, r, false, nil
 	}
 	if top == 0 {
-		return 0, Record{}, nil
+		return 0, Record{}, gone, nil
 	}
-	return top, Record{Members: []string{"unknown"}, Renewed: pending, Expires: pending.Add(o.ttl())}, nil
+	return top, Record{Members: []string{"unknown"}, Renewed: pending, Expires: pending.Add(o.ttl())}, false, nil
 }
 
 // create makes record n; fs.ErrExist when another writer made it first.
