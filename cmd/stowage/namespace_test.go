@@ -146,3 +146,16 @@ func TestTwoClustersOneNamespaceHDFS(t *testing.T) {
 		"fs.defaultFS": "hdfs://" + nn,
 	})
 }
+
+// TestInspectErrorHidesURIUserInfo: an error about --fs does not print
+// the user information of the URI.
+func TestInspectErrorHidesURIUserInfo(t *testing.T) {
+	var out, errw strings.Builder
+	code := run([]string{"inspect", "--fs", "ftp://AKIDUSER:S3CR3T-PASS@host/x", "--namespace", "/ns", "--cluster", "c", "maps"}, &out, &errw)
+	if code == 0 {
+		t.Fatalf("inspect on an ftp URI succeeded: %s", out.String())
+	}
+	if all := out.String() + errw.String(); strings.Contains(all, "S3CR3T-PASS") || strings.Contains(all, "AKIDUSER") || !strings.Contains(all, "ftp://******@host") {
+		t.Fatalf("inspect printed %q; want the URI with its user information redacted", all)
+	}
+}
