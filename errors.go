@@ -3,6 +3,7 @@ package stowage
 import (
 	"errors"
 
+	"github.com/stowage/stowage/fsbackend/nslease"
 	"github.com/stowage/stowage/internal/dmap"
 )
 
@@ -12,6 +13,11 @@ var (
 	// ErrNotShared: the members do not see the same map-store storage (a
 	// local directory on each host, another bucket or namespace).
 	ErrNotShared = errors.New("stowage: map-store storage is not shared by the members")
+	// ErrNamespaceInUse: another live cluster (or stand-alone member)
+	// writes a map store's namespace/clusterName; the error names the
+	// namespace and clusterName as configured and the other cluster's
+	// members (docs/security.md, Storage).
+	ErrNamespaceInUse = nslease.ErrHeld
 )
 
 // Errors of map calls.

@@ -277,7 +277,7 @@ func (n *Node) probeStore(ctx context.Context, pattern string, ms *config.MapSto
 		}
 		if ans.Msg != "" {
 			return fmt.Errorf("%w: member %s does not see %s/%s of hazelcast.map.%s.map-store (namespace %q, clusterName %q, storage %s): %s",
-				ErrNotShared, m.ID, mapDir(ms, probeDir), n.runID(), pattern, ms.Namespace(), ms.ClusterName(), ms.Properties.Get("fs.defaultFS", ms.Properties.Get("storage.type", "")), ans.Msg)
+				ErrNotShared, m.ID, mapDir(ms, probeDir), n.runID(), pattern, ms.Namespace(), ms.ClusterName(), fsbackend.RedactURIs(ms.Properties.Get("fs.defaultFS", ms.Properties.Get("storage.type", ""))), ans.Msg)
 		}
 	}
 	return nil

@@ -108,6 +108,8 @@ type Node struct {
 	// absolute path, from Open to Close: a second process on one of them
 	// fails at Open instead of at its first write.
 	bolts map[string]*boltstore.File
+	// leases are the namespace leases of the file map stores (namespace.go).
+	leases []nsLease
 
 	live liveCache // MapLiveBytes' counts
 
@@ -151,6 +153,10 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
 		Logger: n.log, Registerer: opts.Registerer,
 	})
+	if err := n.takeNamespaces(ctx); err != nil {
+		n.Close()
+		return nil, err
+	}
 	if err := n.holdBoltFiles(); err != nil {
 		n.Close()
 		return nil, err
@@ -373,6 +379,7 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
+	alone := n.view == nil || len(n.view.Members()) <= 1
 	var errs []error
 	if n.clu != nil {
 		errs = append(errs, n.clu.Close())
@@ -389,5 +396,6 @@ func (n *Node) Close() error {
 	for _, f := range n.bolts {
 		errs = append(errs, f.Close())
 	}
+	errs = append(errs, n.releaseNamespaces(alone))
 	return errors.Join(errs...)
 }

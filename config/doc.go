@@ -38,8 +38,10 @@
 //
 // hazelcast.yaml: cluster-name, network.port (mapping or `port: 5801`),
 // network.public-address, network.join.tcp-ip, the properties
-// hazelcast.initial.min.cluster.size, hazelcast.local.localAddress and
-// stowage.transport.port, map.<name or pattern> (backup-count,
+// hazelcast.initial.min.cluster.size, hazelcast.local.localAddress,
+// stowage.transport.port and stowage.namespace.lease.ttl (how long a
+// cluster's lease on a map store's namespace/clusterName lasts unless
+// renewed; docs/security.md), map.<name or pattern> (backup-count,
 // async-backup-count, split-brain-protection-ref, map-store) and
 // split-brain-protection. Without map entries nothing is persisted.
 // LoadRole reads hazelcast-master.yaml or hazelcast-worker.yaml instead,
@@ -66,8 +68,13 @@
 //	stowage/config: seatunnel.yaml:3: seatunnel.engine.backup-cont: unknown key (did you mean backup-count?)
 //
 // Values of
-// secret keys (fsbackend.IsSecretKey) never appear in errors nor in Dump or
-// String, which print YAML with those values redacted.
+// secret keys (fsbackend.IsSecretKey) and the user information of URIs
+// (fsbackend.RedactURIs) never appear in errors nor in Dump or String,
+// which print YAML with those values redacted.
+//
+// A map store's properties and the checkpoint plugin-config may set
+// fs.permissions.umask-mode (an octal umask, default 077: files 0600,
+// directories 0700 on local disk and HDFS).
 //
 // # Choices where SeaTunnel is silent or lenient
 //

@@ -2,7 +2,6 @@ package config
 
 import (
 	"io"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 )
 
 // Redacted is what a secret value is printed as.
-const Redacted = "******"
+const Redacted = fsbackend.Redacted
 
 // Dump writes the configuration as two YAML documents, seatunnel.yaml then
 // hazelcast.yaml, separated by "---": every value this package reads, with
@@ -163,25 +162,9 @@ func propsNode(p map[string]string) *yaml.Node {
 	sort.Strings(keys)
 	n := mapping()
 	for _, k := range keys {
-		n.Content = append(n.Content, str(k), str(redactURI(r[k])))
+		n.Content = append(n.Content, str(k), str(r[k]))
 	}
 	return n
-}
-
-// redactURI hides the password of a URI such as s3a://id:secret@bucket.
-func redactURI(v string) string {
-	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
-		return v
-	}
-	u, err := url.Parse(v)
-	if err != nil || u.User == nil {
-		return v
-	}
-	if _, has := u.User.Password(); !has {
-		return v
-	}
-	u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	return strings.Replace(u.String(), "xxxxx", Redacted, 1)
 }
 
 func mapping(kv ...any) *yaml.Node {
@@ -192,7 +175,11 @@ func mapping(kv ...any) *yaml.Node {
 	return n
 }
 
-func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+// str is a string scalar; the user information of any URI in it is
+// redacted, whichever key holds it.
+func str(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fsbackend.RedactURIs(s)}
+}
 func num(i int) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(i)}
 }

@@ -62,8 +62,11 @@ func TestSecretsNeverShown(t *testing.T) {
 	if strings.Count(s, config.Redacted) < 5 {
 		t.Fatalf("String redacts too little:\n%s", s)
 	}
-	if !strings.Contains(s, "oss://b") || !strings.Contains(s, "uploader") {
+	if !strings.Contains(s, "oss://b") || !strings.Contains(s, "https://******@oss.example") {
 		t.Fatalf("String hides more than secrets:\n%s", s)
+	}
+	if strings.Contains(s, "uploader") {
+		t.Fatalf("String shows the user information of a URI (often an access key id):\n%s", s)
 	}
 
 	// Break rules next to every secret: no error may quote one.

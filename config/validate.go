@@ -57,6 +57,7 @@ func (o *origin) lineOf(key string) int {
 // scrub replaces any secret value of the configuration that a message
 // might quote (through a URI, say) by "******".
 func (v *validator) scrub(msg string) string {
+	msg = fsbackend.RedactURIs(msg)
 	for _, p := range v.allProperties() {
 		for k, val := range p {
 			if fsbackend.IsSecretKey(k) && len(val) >= 3 && strings.Contains(msg, val) {
@@ -196,6 +197,9 @@ func (v *validator) backend(prefix string, p fsbackend.Properties) {
 			key = "storage.type"
 		}
 		v.add(prefix+key, "%s", strings.TrimPrefix(err.Error(), "stowage/fsbackend: "))
+	}
+	if _, err := fsbackend.Umask(p); err != nil {
+		v.add(prefix+fsbackend.KeyUmask, "%q is not an octal umask such as 077 or 022", p.Get(fsbackend.KeyUmask, ""))
 	}
 }
 

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,28 @@ func TestValidCheckpointStorageName(t *testing.T) {
 		if got := config.ValidCheckpointStorageName(name); got != ok {
 			t.Errorf("ValidCheckpointStorageName(%q) = %v, want %v", name, got, ok)
 		}
+	}
+}
+
+// TestUmaskChecked: a map store's fs.permissions.umask-mode must be an
+// octal umask; the error names the key.
+func TestUmaskChecked(t *testing.T) {
+	hz := `hazelcast:
+  map:
+    engine*:
+      map-store:
+        enabled: true
+        properties:
+          type: hdfs
+          namespace: /imap
+          clusterName: c
+          fs.permissions.umask-mode: "%s"
+`
+	if _, err := config.Parse(nil, []byte(fmt.Sprintf(hz, "027"))); err != nil {
+		t.Fatalf("umask 027: %v", err)
+	}
+	_, err := config.Parse(nil, []byte(fmt.Sprintf(hz, "rw-r")))
+	if err == nil || !strings.Contains(err.Error(), "fs.permissions.umask-mode") {
+		t.Fatalf("umask rw-r: err = %v, want one naming fs.permissions.umask-mode", err)
 	}
 }

@@ -2,6 +2,7 @@ package fsbackend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -23,39 +24,16 @@ func (p Properties) Get(key, def string) string {
 	return def
 }
 
-// secretWords mark keys whose values must never be printed. They are
-// matched against the key lower-cased with '.', '-' and '_' removed, so
-// that "access.key", "access-key" and "accessKey" are all one word, as are
-// fs.s3a.encryption.key, fs.s3a.server-side-encryption.key,
-// fs.gs.encryption.key and *encryption-key (customer-supplied keys).
-var secretWords = []string{"secret", "password", "token", "accesskey", "keytab", "credential", "userinfo", "keyfile", "private", "encryptionkey"}
-
-// IsSecretKey reports whether values of key must be redacted: access keys,
-// secret keys, tokens, passwords, keytabs, key files and encryption keys.
-func IsSecretKey(key string) bool {
-	k := strings.Map(func(r rune) rune {
-		switch r {
-		case '.', '-', '_':
-			return -1
-		}
-		return r
-	}, strings.ToLower(key))
-	for _, w := range secretWords {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// Redacted returns a copy with every secret value replaced by "******",
-// for logs, errors and config dumps.
+// Redacted returns a copy with every secret value replaced by "******"
+// and the user information of every URI value removed (RedactURIs), for
+// logs, errors and config dumps.
 func (p Properties) Redacted() Properties {
 	out := make(Properties, len(p))
 	for k, v := range p {
 		if IsSecretKey(k) && v != "" {
-			v = "******"
+			v = Redacted
 		}
+		v = RedactURIs(v)
 		out[k] = v
 	}
 	return out
@@ -148,7 +126,7 @@ func BackendName(p Properties) (string, error) {
 		def := p.Get("fs.defaultFS", "file:///")
 		u, err := url.Parse(def)
 		if err != nil {
-			return "", fmt.Errorf("stowage/fsbackend: key fs.defaultFS: %q is not a URI: %w", def, err)
+			return "", errors.New(RedactURIs(fmt.Sprintf("stowage/fsbackend: key fs.defaultFS: %q is not a URI: %v", def, err)))
 		}
 		switch strings.ToLower(u.Scheme) {
 		case "file", "":

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/stowage/stowage/fsbackend"
 	_ "github.com/stowage/stowage/fsbackend/all"
 )
 
@@ -79,7 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ex):
 		return int(ex)
 	default:
-		fmt.Fprintf(stderr, "stowage %s: %v\n", args[0], err)
+		// A URI's user information (--fs s3a://id:secret@bucket, an
+		// endpoint) never reaches the terminal.
+		fmt.Fprintf(stderr, "stowage %s: %s\n", args[0], fsbackend.RedactURIs(err.Error()))
 		return 1
 	}
 }

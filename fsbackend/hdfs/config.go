@@ -50,6 +50,11 @@ type Config struct {
 	Addresses []string
 	// User is the HDFS user name (without Kerberos).
 	User string
+	// Umask clears permission bits of new files (0666) and directories
+	// (0777): fs.permissions.umask-mode from the properties, else
+	// fsbackend.DefaultUmask (the NameNode applies its own
+	// fs.permissions.umask-mode on top).
+	Umask os.FileMode
 	// UseDatanodeHostname is dfs.client.use.datanode.hostname.
 	UseDatanodeHostname bool
 	// Kerberos is set when kerberosPrincipal and kerberosKeytabFilePath are.
@@ -237,6 +242,9 @@ func ParseProperties(p fsbackend.Properties) (*Config, error) {
 	}
 
 	if err := c.resolveKerberos(p); err != nil {
+		return nil, err
+	}
+	if c.Umask, err = fsbackend.Umask(p); err != nil {
 		return nil, err
 	}
 	if c.Kerberos == nil {

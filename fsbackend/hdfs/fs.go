@@ -288,10 +288,12 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			return err
 		}
 		for try := 0; ; try++ {
-			if err := c.c.MkdirAll(pathpkg.Dir(p), 0o755); err != nil {
+			if err := c.c.MkdirAll(pathpkg.Dir(p), fsbackend.DirMode(f.cfg.Umask)); err != nil {
 				return err
 			}
-			fw, err := c.c.Create(p)
+			// CreateFile without overwrite: the NameNode refuses an
+			// existing name (FileAlreadyExistsException, os.ErrExist).
+			fw, err := c.c.CreateFile(p, sd.Replication, sd.BlockSize, fsbackend.FileMode(f.cfg.Umask))
 			if errors.Is(err, os.ErrNotExist) && try < 3 {
 				continue // a concurrent Remove pruned the parent
 			}
@@ -301,8 +303,10 @@ func (f *FS) Create(ctx context.Context, name string) (fsbackend.Writer, error) 
 			fw.SetSyncBlock(f.cfg.SyncOnClose)
 			f.cache.ref(c)
 			w = &writer{f: f, c: c, fw: fw, path: p, ctx: ctx, failedAt: -1,
-				keep:   keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
-				reopen: func() (blockFile, error) { return replaceFile(c.c, p, f.cfg.SyncOnClose) }}
+				keep: keeper{limit: keepLimit(sd.BlockSize, f.cfg.CloseRetries)},
+				reopen: func() (blockFile, error) {
+					return replaceFile(c.c, p, f.cfg.SyncOnClose, fsbackend.FileMode(f.cfg.Umask))
+				}}
 			return nil
 		}
 	})
@@ -448,7 +452,7 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 		if st.IsDir() {
 			return fs.ErrNotExist
 		}
-		if err := c.c.MkdirAll(pathpkg.Dir(np), 0o755); err != nil {
+		if err := c.c.MkdirAll(pathpkg.Dir(np), fsbackend.DirMode(f.cfg.Umask)); err != nil {
 			return err
 		}
 		return c.c.Rename(op, np)

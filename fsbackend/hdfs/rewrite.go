@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	gohdfs "github.com/colinmarc/hdfs/v2"
@@ -143,14 +144,18 @@ func (w *writer) recover(err error, at int64) error {
 // replaceFile creates a new empty file that takes the place of the partial
 // file p: under a side name, then renamed over p, so p always exists. The
 // returned writer goes on by inode after the rename, with SetSyncBlock as
-// the one it replaces.
-func replaceFile(c *gohdfs.Client, p string, syncBlock bool) (blockFile, error) {
+// the one it replaces, and permissions perm.
+func replaceFile(c *gohdfs.Client, p string, syncBlock bool, perm os.FileMode) (blockFile, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
 	side := p + ".tmp-rewrite-" + hex.EncodeToString(b[:])
-	fw, err := c.Create(side)
+	sd, err := c.ServerDefaults()
+	if err != nil {
+		return nil, err
+	}
+	fw, err := c.CreateFile(side, sd.Replication, sd.BlockSize, perm)
 	if err != nil {
 		return nil, err
 	}

@@ -28,11 +28,35 @@ type FS struct {
 	// entry in its parent was not synced.
 	dirMu sync.Mutex
 	dirs  map[string]struct{} // directories whose entry this FS synced
+
+	fileMode, dirMode os.FileMode // of new files and directories
+	// confine, if not "", is the absolute namespace directory: a path
+	// below it that a symbolic link leads out of it is refused.
+	confine string
 }
 
-// New returns an FS rooted at dir, creating dir (and syncing the parent of
-// every directory it makes) if needed.
-func New(dir string) (*FS, error) {
+// Options tune New. The zero value gives files 0600 and directories 0700
+// (fsbackend.DefaultUmask) and no confinement.
+type Options struct {
+	// Umask clears permission bits of new files (0666) and directories
+	// (0777); nil means fsbackend.DefaultUmask.
+	Umask *os.FileMode
+	// Confine, if not empty, is a directory (absolute, or relative to the
+	// FS's root): operations on names below it whose path a symbolic link
+	// leads out of it fail with fsbackend.ErrOutsideNamespace.
+	Confine string
+}
+
+// New returns an FS rooted at dir with the default Options.
+func New(dir string) (*FS, error) { return NewWith(dir, Options{}) }
+
+// NewWith returns an FS rooted at dir, creating dir (and syncing the
+// parent of every directory it makes) if needed.
+func NewWith(dir string, o Options) (*FS, error) {
+	umask := fsbackend.DefaultUmask
+	if o.Umask != nil {
+		umask = *o.Umask
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
@@ -44,7 +68,7 @@ func New(dir string) (*FS, error) {
 		}
 		made = append(made, d)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := os.MkdirAll(abs, fsbackend.DirMode(umask)); err != nil {
 		return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
 	}
 	for _, d := range made {
@@ -52,7 +76,15 @@ func New(dir string) (*FS, error) {
 			return nil, fmt.Errorf("stowage/fsbackend/local: %w", err)
 		}
 	}
-	return &FS{root: abs, dirs: map[string]struct{}{}}, nil
+	f := &FS{root: abs, dirs: map[string]struct{}{}, fileMode: fsbackend.FileMode(umask), dirMode: fsbackend.DirMode(umask)}
+	if o.Confine != "" {
+		c := filepath.Clean(o.Confine)
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(abs, c)
+		}
+		f.confine = c
+	}
+	return f, nil
 }
 
 // Root returns the absolute directory the FS is rooted at.
@@ -65,7 +97,45 @@ func (f *FS) path(name string) (string, error) {
 	if err := fsbackend.ValidName(name); err != nil {
 		return "", err
 	}
-	return filepath.Join(f.root, filepath.FromSlash(name)), nil
+	p := filepath.Join(f.root, filepath.FromSlash(name))
+	if err := f.checkConfined(name, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// checkConfined refuses p (the path of name) when it lies below the
+// confining directory but its deepest existing part resolves, through
+// symbolic links, to somewhere outside it. The confining directory may
+// itself be reached through links (/tmp on some systems): it is resolved
+// the same way.
+func (f *FS) checkConfined(name, p string) error {
+	if f.confine == "" || (p != f.confine && !strings.HasPrefix(p, f.confine+string(filepath.Separator))) {
+		return nil
+	}
+	base, err := filepath.EvalSymlinks(f.confine)
+	if err != nil {
+		return nil // the namespace does not exist yet: nothing in it links anywhere
+	}
+	existing := p
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		// A dangling link: where it leads is not in the namespace.
+		if st, lerr := os.Lstat(existing); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+			return &fs.PathError{Op: "resolve", Path: name, Err: fsbackend.ErrOutsideNamespace}
+		}
+		return nil
+	}
+	if real != base && !strings.HasPrefix(real, base+string(filepath.Separator)) {
+		return &fs.PathError{Op: "resolve", Path: name, Err: fsbackend.ErrOutsideNamespace}
+	}
+	return nil
 }
 
 // Capabilities implements fsbackend.FS.
@@ -90,7 +160,7 @@ func (f *FS) create(ctx context.Context, name string, deferred bool) (fsbackend.
 	dir := filepath.Dir(p)
 	var file *os.File
 	err = f.withParents(dir, func() (err error) {
-		file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		file, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, f.fileMode)
 		return err
 	})
 	if err != nil {
@@ -155,7 +225,7 @@ func (f *FS) mkdirSync(dir string) error {
 	if err := f.mkdirSync(parent); err != nil {
 		return err
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, f.dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if err := syncDir(parent); err != nil {
@@ -482,6 +552,12 @@ var _ fsbackend.FS = (*FS)(nil)
 
 func init() {
 	fsbackend.Register("local", func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
-		return New("/")
+		umask, err := fsbackend.Umask(p)
+		if err != nil {
+			return nil, err
+		}
+		// The namespace (a map store's or a checkpoint storage's) confines
+		// symbolic links: one that leads out of it is refused.
+		return NewWith("/", Options{Umask: &umask, Confine: p.Get("namespace", "")})
 	})
 }

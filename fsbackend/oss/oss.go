@@ -17,6 +17,7 @@ import (
 
 	alioss "github.com/aliyun/aliyun-oss-go-sdk/oss"
 
+	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/internal/objstore"
 )
 
@@ -116,7 +117,7 @@ func New(ctx context.Context, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Debug("stowage/fsbackend/oss: opened", slog.String("endpoint", opts.Endpoint),
+	log.Debug("stowage/fsbackend/oss: opened", slog.String("endpoint", fsbackend.RedactURIs(opts.Endpoint)),
 		slog.String("bucket", opts.Bucket), slog.String("prefix", opts.Prefix), slog.String("credentials", opts.Credentials.kind()))
 	return &FS{f}, nil
 }

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"time"
@@ -15,6 +16,24 @@ import (
 type client struct {
 	api       *s3.Client
 	transport *http.Transport
+	// secrets are the credential values the client signed with, scrubbed
+	// from every error and log line: some servers quote the key id, or
+	// even the session token, back in their error messages.
+	secrets *objstore.Learned
+}
+
+// learningProvider tells secrets every credential its provider hands out.
+type learningProvider struct {
+	p       aws.CredentialsProvider
+	secrets *objstore.Learned
+}
+
+func (l learningProvider) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := l.p.Retrieve(ctx)
+	if err == nil {
+		l.secrets.Add(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
+	}
+	return c, err
 }
 
 type cacheKey struct {
@@ -54,9 +73,14 @@ func newClient(o *Options) *client {
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 60 * time.Second,
 	}
+	secrets := &objstore.Learned{}
+	var creds aws.CredentialsProvider
+	if o.Credentials != nil {
+		creds = learningProvider{p: o.Credentials, secrets: secrets}
+	}
 	opts := s3.Options{
 		Region:       o.Region,
-		Credentials:  o.Credentials,
+		Credentials:  creds,
 		UsePathStyle: o.PathStyle,
 		HTTPClient:   &http.Client{Transport: tr},
 		// Retries are ours (objstore.Retry), with an overall deadline.
@@ -69,5 +93,5 @@ func newClient(o *Options) *client {
 		opts.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		opts.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}
-	return &client{api: s3.New(opts), transport: tr}
+	return &client{api: s3.New(opts), transport: tr, secrets: secrets}
 }

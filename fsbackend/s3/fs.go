@@ -48,7 +48,7 @@ func New(ctx context.Context, o Options) (*FS, error) {
 	}
 	f, err := objstore.New(d, objstore.Config{
 		Pkg: pkg, Scheme: o.Scheme, Bucket: o.Bucket, Prefix: o.Prefix,
-		Retry: o.Retry, Logger: o.Logger,
+		Retry: o.Retry, Logger: o.Logger, Redact: c.secrets,
 		Release: func() error { release(); return nil },
 	})
 	if err != nil {

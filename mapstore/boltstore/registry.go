@@ -42,7 +42,7 @@ func acquire(path, mapName string, timeout time.Duration, log *slog.Logger) (*fi
 	defer files.Unlock()
 	f := files.m[path]
 	if f == nil {
-		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("stowage/mapstore/boltstore: create the directory of %s: %w", path, err)
 		}
 		db, err := openDB(path, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType})

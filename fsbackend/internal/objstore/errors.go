@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/stowage/stowage/fsbackend"
 )
 
 // errShortRead marks a ranged GET whose body ended early (the connection
@@ -30,7 +34,63 @@ func (f *FS) fail(op, key string, err error) error {
 			err = fmt.Errorf("%w: %w", fs.ErrExist, err)
 		}
 	}
-	return f.c.Redact.Wrap(fmt.Errorf("%s: %w", f.c.Pkg, &fs.PathError{Op: op, Path: f.url(key), Err: err}))
+	return scrubErr(f.c.Redact, fmt.Errorf("%s: %w", f.c.Pkg, &fs.PathError{Op: op, Path: f.url(key), Err: err}))
+}
+
+// Scrubber removes credential values from a message.
+type Scrubber interface {
+	Scrub(s string) string
+}
+
+// scrubErr returns err with s's values and the user information of any
+// URI (an endpoint such as https://user:password@host) removed from its
+// message (err itself when that removes nothing).
+func scrubErr(s Scrubber, err error) error {
+	if err == nil {
+		return err
+	}
+	msg := err.Error()
+	if clean := scrubString(s, msg); clean != msg {
+		return &redactedError{err: err, msg: clean}
+	}
+	return err
+}
+
+// scrubString is s.Scrub(msg), or msg when s is nil, with the user
+// information of URIs removed.
+func scrubString(s Scrubber, msg string) string {
+	if s != nil {
+		msg = s.Scrub(msg)
+	}
+	return fsbackend.RedactURIs(msg)
+}
+
+// Learned is a Scrubber of credential values learned while a client runs:
+// a provider that fetches or refreshes credentials (a role, a web
+// identity, the environment) tells it every key id, secret and token it
+// hands out. It is safe for concurrent use.
+type Learned struct {
+	mu   sync.RWMutex
+	vals []string
+}
+
+// Add records non-empty values; values shorter than 4 bytes are ignored
+// (they would scrub ordinary words).
+func (l *Learned) Add(values ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range values {
+		if len(v) >= 4 && !slices.Contains(l.vals, v) {
+			l.vals = append(l.vals, v)
+		}
+	}
+}
+
+// Scrub implements Scrubber.
+func (l *Learned) Scrub(s string) string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return Redactor(l.vals).Scrub(s)
 }
 
 // Redactor holds credential values that must appear in no error and no

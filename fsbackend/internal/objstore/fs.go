@@ -41,8 +41,10 @@ type Config struct {
 	// MaxObjectSize, if > 0, is the most one PutIfAbsent can store; a
 	// Write beyond it fails.
 	MaxObjectSize int64
-	// Redact holds the credential values removed from errors and logs.
-	Redact Redactor
+	// Redact removes credential values from errors and logs (nil: none
+	// known). A Redactor holds fixed values, a *Learned those a provider
+	// handed out.
+	Redact Scrubber
 	// Logger receives debug logs (retries); slog.Default() when nil.
 	Logger *slog.Logger
 	// Release, if not nil, releases the Driver's client. FS.Close calls
@@ -139,7 +141,7 @@ func (f *FS) url(key string) string { return f.c.Scheme + "://" + f.c.Bucket + "
 func (f *FS) retry(ctx context.Context, op, key string, fn func(ctx context.Context, attempt int) error) error {
 	return Retry(ctx, f.c.Retry, f.retryable, func(attempt int, err error) {
 		f.stats.AddRetry()
-		f.log.Debug(f.c.Pkg+": retrying request", "op", op, "key", key, "attempt", attempt, "error", f.c.Redact.Scrub(err.Error()))
+		f.log.Debug(f.c.Pkg+": retrying request", "op", op, "key", key, "attempt", attempt, "error", scrubString(f.c.Redact, err.Error()))
 	}, fn)
 }
 

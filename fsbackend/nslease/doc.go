@@ -1,0 +1,30 @@
+// Package nslease keeps one cluster writing a namespace at a time: a lease
+// on namespace/clusterName made of immutable, numbered lease records.
+//
+// The records lie in Dir/.stowage-lease/<20-digit number> and each holds
+// the holding cluster's members, its renewal time and when it expires.
+// Record n+1 is created only with the back end's conditional create
+// (O_EXCL on local disk, HDFS create, S3 If-None-Match: *, OSS
+// x-oss-forbid-overwrite, GCS ifGenerationMatch=0), so of two writers
+// that both read record n, exactly one makes n+1: taking the lease over
+// and renewing it are one atomic step on every back end, with no lock
+// service and no rewrite of an existing object.
+//
+// A member starting on the namespace (Acquire) reads the newest record:
+//   - none, a released one, or one of its own cluster (Options.Same: the
+//     record names an address one of its live members holds): it takes
+//     the lease by creating the next record;
+//   - another cluster's record that expired: it takes the lease over;
+//   - another cluster's record that has not expired: it watches the
+//     records until the other cluster renews (it is live: Acquire fails
+//     with an *HeldError that names the path and the other members) or
+//     the record expires unrenewed (its holder is gone: taken over). So a
+//     member started after a kill -9 of the whole other side waits at most
+//     one TTL, and a live cluster is found in about TTL/3.
+//
+// The Lease renews every TTL/3 while Options.Renew says this member
+// should (the cluster's master), and Close of the last member releases it
+// so that another cluster may start at once. Expiry is read on the
+// reader's clock, so the hosts' clocks must agree to well within a TTL;
+// the watch of a live renewal does not depend on clocks.
+package nslease

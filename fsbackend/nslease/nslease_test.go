@@ -1,0 +1,78 @@
+package nslease_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/fsbackend/fsbackendtest"
+	"github.com/stowage/stowage/fsbackend/local"
+	"github.com/stowage/stowage/fsbackend/memfs"
+	"github.com/stowage/stowage/fsbackend/nslease"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLeaseLocal(t *testing.T) {
+	dir := t.TempDir()
+	fsbackendtest.RunLease(t, func(t *testing.T) fsbackend.FS {
+		f, err := local.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}, "ns/cluster-a")
+}
+
+func TestLeaseMemory(t *testing.T) {
+	f := memfs.New()
+	fsbackendtest.RunLease(t, func(t *testing.T) fsbackend.FS { return f }, "ns/cluster-a")
+}
+
+// staleList answers its first List with a record that renewals already
+// pruned, as a listing taken just before they did would.
+type staleList struct {
+	fsbackend.FS
+	once atomic.Bool
+}
+
+func (s *staleList) List(ctx context.Context, dir string) ([]fsbackend.FileInfo, error) {
+	if !s.once.Swap(true) {
+		return []fsbackend.FileInfo{{Name: dir + "/00000000000000000001"}}, nil
+	}
+	return s.FS.List(ctx, dir)
+}
+
+// TestPrunedWhileListed: records pruned between the listing and the read
+// do not make the lease look free.
+func TestPrunedWhileListed(t *testing.T) {
+	ctx := context.Background()
+	f := memfs.New()
+	opts := func(f fsbackend.FS, member string) nslease.Options {
+		return nslease.Options{FS: f, Dir: "ns/c", Path: "ns/c", TTL: time.Hour,
+			Members: func() []string { return []string{member} },
+			Same:    func(ms []string) bool { return slices.Contains(ms, member) }}
+	}
+	a, err := nslease.Acquire(ctx, opts(f, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx, false)
+	for i := 0; i < 5; i++ {
+		if err := a.Renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if b, err := nslease.Acquire(cctx, opts(&staleList{FS: f}, "b")); err == nil {
+		b.Close(ctx, false)
+		t.Fatal("a second cluster took the lease from a listing of pruned records")
+	}
+}
