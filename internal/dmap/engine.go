@@ -250,7 +250,7 @@ func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 
 // hold returns the named map, creating it (and its store) on first use.
 func (e *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
-	if err := ValidMapName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	c, made, err := e.makeHeldMap(ctx, name)
@@ -289,7 +289,9 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 		return c, false, nil
 	}
 	var spec MapSpec
-	if e.cfg.OpenMap != nil {
+	if _, ok := lockBase(name); ok {
+		spec = e.lockSpec()
+	} else if e.cfg.OpenMap != nil {
 		var err error
 		if spec, err = e.cfg.OpenMap(ctx, name); err != nil {
 			return nil, false, err

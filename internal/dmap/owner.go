@@ -25,6 +25,10 @@ import (
 // not own the key's partition.
 func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
+	// Another owner's lock of the key holds the write up (locks.go).
+	if err := c.waitUnlocked(ctx, key, o.owner); err != nil {
+		return opResult{}, err
+	}
 	// The lease first: a write waiting for it holds up no hand-over.
 	if err := c.n.ensureLease(ctx, p.id); err != nil {
 		return opResult{}, err
@@ -63,7 +67,12 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		p.mu.Lock()
 	}
 	prev, had := p.entries[k]
-	d := o.decide(prev.val, prev.ver, had)
+	var d Decision
+	if o.kind == opLock {
+		d = c.n.lockDecider(o.val)(prev.val, had)
+	} else {
+		d = o.decide(prev.val, prev.ver, had)
+	}
 	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
 	if !d.Write || (d.Delete && !had) {
 		p.mu.Unlock()

@@ -1,0 +1,311 @@
+package dmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+)
+
+// Per-key locks. The locks of map M are the entries of a companion map,
+// lockMapName(M), that is held, routed and replicated like any other map
+// but has no store: a lock lives on the key's partition owner (the same
+// partition as the key, since the key is the same), is applied on every
+// sync backup before Lock returns, and travels in the fills of a
+// migration or take-over, so it survives fail-over; a full restart finds
+// nothing locked. Each lock entry names its holder (a caller-chosen owner
+// id and the member it called through), a reentrancy count and the end of
+// its lease. The owner decides every lock operation (opLock) on its own
+// clock; a lock whose lease ended, or whose holder's member left the
+// owner's view, counts as free and is cleared by the next operation on it.
+//
+// A lock's fencing token is the version of the write that acquired it:
+// versions grow per partition, and a new owner starts a higher epoch, so
+// tokens of one key only ever grow, also across fail-over.
+
+// lockPrefix starts the name of a map's lock map. User map names cannot
+// start with a dot (ValidMapName), so no user map is ever a lock map.
+const lockPrefix = ".locks/"
+
+// DefaultLockLease bounds a lock taken with no lease of its own.
+const DefaultLockLease = 5 * time.Minute
+
+// Errors of lock calls.
+var (
+	// ErrNotLockHolder: Unlock by an owner that does not hold the lock
+	// (never took it, or its lease ended).
+	ErrNotLockHolder = errors.New("stowage: the lock is not held by this owner")
+	// ErrNoLockOwner: a lock call whose context carries no lock owner
+	// (WithLockOwner).
+	ErrNoLockOwner = errors.New("stowage: no lock owner in the context")
+)
+
+func lockMapName(name string) string { return lockPrefix + name }
+
+// lockBase returns the map whose locks the named map holds.
+func lockBase(name string) (string, bool) { return strings.CutPrefix(name, lockPrefix) }
+
+// checkName accepts a user map's name and the name of its lock map.
+func checkName(name string) error {
+	if base, ok := lockBase(name); ok {
+		return ValidMapName(base)
+	}
+	return ValidMapName(name)
+}
+
+// lockSpec is how a lock map is held: memory only, with as many sync
+// backups as the partition table keeps (at least those of any map).
+func (e *Engine) lockSpec() MapSpec {
+	return MapSpec{SyncBackups: max(e.cfg.Replicas-1, 0)}
+}
+
+type lockOwnerKey struct{}
+
+// WithLockOwner returns ctx carrying the lock owner id: the lock calls
+// made with it act for that owner, and its writes pass the owner's locks.
+func WithLockOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, lockOwnerKey{}, owner)
+}
+
+// LockOwner returns the lock owner ctx carries ("" if none).
+func LockOwner(ctx context.Context) string {
+	s, _ := ctx.Value(lockOwnerKey{}).(string)
+	return s
+}
+
+// Lock operation kinds (lockReq.Op).
+const (
+	lockAcquire = iota + 1
+	lockRelease
+	lockForce // release whoever holds it
+	lockQuery // clear a stale lock; report a live one
+)
+
+// lockReq is an opLock's value: what the owner is asked to do.
+type lockReq struct {
+	Op     int    `msgpack:"o"`
+	Owner  string `msgpack:"w,omitempty"`
+	Member string `msgpack:"m,omitempty"` // the member the holder calls through
+	Lease  int64  `msgpack:"l,omitempty"` // nanoseconds
+}
+
+// lockState is a lock entry's value.
+type lockState struct {
+	Owner  string `msgpack:"w"`
+	Member string `msgpack:"m"`
+	Count  int    `msgpack:"n"`
+	Until  int64  `msgpack:"u"` // end of the lease, Unix nanoseconds on the owner's clock
+}
+
+// liveLock decodes a lock entry and reports whether it still holds: its
+// lease has not ended and its member is in this member's view.
+func (e *Engine) liveLock(val []byte, now time.Time) (lockState, bool) {
+	var st lockState
+	if cluster.Decode(val, &st) != nil || st.Count <= 0 || now.UnixNano() >= st.Until {
+		return st, false
+	}
+	for _, m := range e.proto.View().Members() {
+		if m.ID == st.Member {
+			return st, true
+		}
+	}
+	return st, false
+}
+
+// lockDecider returns the owner's decision for an opLock whose value is
+// b. The decision writes (Write) exactly when the operation succeeded:
+// acquired, released, or (lockQuery) cleared a stale lock.
+func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
+	var req lockReq
+	err := cluster.Decode(b, &req)
+	return func(old []byte, ok bool) Decision {
+		if err != nil {
+			return Decision{}
+		}
+		now := time.Now()
+		st, live := lockState{}, false
+		if ok {
+			st, live = e.liveLock(old, now)
+		}
+		switch req.Op {
+		case lockAcquire:
+			if live && st.Owner != req.Owner {
+				return Decision{}
+			}
+			lease := time.Duration(req.Lease)
+			if lease <= 0 {
+				lease = DefaultLockLease
+			}
+			n := 1
+			if live {
+				n = st.Count + 1
+			}
+			v := cluster.Encode(lockState{Owner: req.Owner, Member: req.Member, Count: n, Until: now.Add(lease).UnixNano()})
+			return Decision{Write: true, Value: v}
+		case lockRelease:
+			if !live || st.Owner != req.Owner {
+				return Decision{}
+			}
+			if st.Count > 1 {
+				st.Count--
+				return Decision{Write: true, Value: cluster.Encode(st)}
+			}
+			return Decision{Write: true, Delete: true}
+		case lockForce:
+			return Decision{Write: ok, Delete: true}
+		case lockQuery:
+			return Decision{Write: ok && !live, Delete: true}
+		}
+		return Decision{}
+	}
+}
+
+// lockedByOther reports, on the key's owner, whether a live lock of map
+// c's key is held by an owner other than owner, and until when.
+func (c *heldMap) lockedByOther(key []byte, owner string) (bool, time.Time) {
+	if _, ok := lockBase(c.name); ok {
+		return false, time.Time{}
+	}
+	lc := c.n.held(lockMapName(c.name))
+	if lc == nil {
+		return false, time.Time{}
+	}
+	pt := lc.partOf(key)
+	pt.mu.Lock()
+	e, ok := pt.entries[string(key)]
+	pt.mu.Unlock()
+	if !ok {
+		return false, time.Time{}
+	}
+	st, live := c.n.liveLock(e.val, time.Now())
+	if !live || (owner != "" && st.Owner == owner) {
+		return false, time.Time{}
+	}
+	return true, time.Unix(0, st.Until)
+}
+
+// lockPoll is the longest a write waits before it looks at a lock again
+// (a lock released, or its member gone, frees the key before its lease
+// ends).
+const lockPoll = 10 * time.Millisecond
+
+// waitUnlocked waits, on the key's owner, until no owner but owner holds
+// a lock of the key: writes by others wait for the lock's release or the
+// end of its lease, bounded by ctx.
+func (c *heldMap) waitUnlocked(ctx context.Context, key []byte, owner string) error {
+	delay := time.Millisecond
+	for {
+		locked, until := c.lockedByOther(key, owner)
+		if !locked {
+			return nil
+		}
+		d := min(delay, time.Until(until))
+		delay = min(2*delay, lockPoll)
+		t := time.NewTimer(max(d, 0))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("stowage: map %q: waiting for a lock of the key: %w", c.name, ctx.Err())
+		case <-c.n.proto.Context().Done():
+			t.Stop()
+			return ErrClosed
+		}
+	}
+}
+
+// Fence is a lock's fencing token: the version of the write that took
+// the lock. Tokens of one key grow with every acquisition.
+type Fence = mapstore.Version
+
+// lockMap returns the lock map of m, held here.
+func (m *Map) lockMap(ctx context.Context) (*heldMap, error) {
+	return m.n.hold(ctx, lockMapName(m.name))
+}
+
+// lockOp runs one lock operation at the key's owner.
+func (m *Map) lockOp(ctx context.Context, key []byte, req lockReq) (opResult, error) {
+	lc, err := m.lockMap(ctx)
+	if err != nil {
+		return opResult{}, err
+	}
+	return m.n.do(ctx, lc, key, &op{kind: opLock, val: cluster.Encode(req)})
+}
+
+// TryLock takes the lock of key for the owner ctx carries, waiting at
+// most wait (negative: until ctx ends) while another owner holds it; the
+// lock holds until Unlock or the end of lease (0: DefaultLockLease). The
+// same owner may take it again (reentrant: each Lock needs an Unlock,
+// and the lease starts again). It returns the fencing token and whether
+// the lock was taken.
+func (m *Map) TryLock(ctx context.Context, key []byte, wait, lease time.Duration) (Fence, bool, error) {
+	owner := LockOwner(ctx)
+	if owner == "" {
+		return Fence{}, false, fmt.Errorf("stowage: map %q: %w", m.name, ErrNoLockOwner)
+	}
+	req := lockReq{Op: lockAcquire, Owner: owner, Member: m.n.Self(), Lease: int64(lease)}
+	var end time.Time
+	if wait >= 0 {
+		end = time.Now().Add(wait)
+	}
+	delay := time.Millisecond
+	for {
+		res, err := m.lockOp(ctx, key, req)
+		if err != nil {
+			return Fence{}, false, err
+		}
+		if res.wrote {
+			return res.ver, true, nil
+		}
+		d := delay
+		if !end.IsZero() {
+			left := time.Until(end)
+			if left <= 0 {
+				return Fence{}, false, nil
+			}
+			d = min(d, left)
+		}
+		delay = min(2*delay, lockPoll)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Fence{}, false, fmt.Errorf("stowage: map %q: waiting for a lock: %w", m.name, ctx.Err())
+		}
+	}
+}
+
+// Unlock releases one hold of key's lock by the owner ctx carries; it
+// fails with ErrNotLockHolder when that owner does not hold it.
+func (m *Map) Unlock(ctx context.Context, key []byte) error {
+	owner := LockOwner(ctx)
+	if owner == "" {
+		return fmt.Errorf("stowage: map %q: %w", m.name, ErrNoLockOwner)
+	}
+	res, err := m.lockOp(ctx, key, lockReq{Op: lockRelease, Owner: owner})
+	if err != nil {
+		return err
+	}
+	if !res.wrote {
+		return fmt.Errorf("stowage: map %q: unlock: %w", m.name, ErrNotLockHolder)
+	}
+	return nil
+}
+
+// ForceUnlock releases key's lock whoever holds it; it reports whether
+// there was a lock entry.
+func (m *Map) ForceUnlock(ctx context.Context, key []byte) (bool, error) {
+	res, err := m.lockOp(ctx, key, lockReq{Op: lockForce})
+	return res.wrote, err
+}
+
+// IsLocked reports whether a live lock of key is held (by anyone).
+func (m *Map) IsLocked(ctx context.Context, key []byte) (bool, error) {
+	res, err := m.lockOp(ctx, key, lockReq{Op: lockQuery})
+	return res.had && !res.wrote, err
+}
