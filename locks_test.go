@@ -12,6 +12,7 @@ import (
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/partition"
+	"github.com/stowage/stowage/serde"
 )
 
 // lockCluster starts three in-process members, each partition with one
@@ -243,6 +244,44 @@ func TestLockSurvivesOwnerFailover(t *testing.T) {
 	}
 }
 
+// A member joins and partitions migrate to it: the locks move with their
+// partitions and stay held.
+func TestLockSurvivesMigration(t *testing.T) {
+	tc := lockCluster(t)
+	ms := tc.live()
+	a := stowage.WithLockOwner(context.Background(), "A")
+	b := stowage.WithLockOwner(context.Background(), "B")
+	ma := strMap(t, ms[0].node, "jobs")
+	const keys = 60
+	for i := range keys {
+		if _, err := ma.Lock(a, fmt.Sprint("k", i), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m4 := tc.add()
+	waitBalanced(t, tc)
+	tc.waitLoaded()
+	mb := strMap(t, m4.node, "jobs")
+	moved := 0
+	for i := range keys {
+		k := fmt.Sprint("k", i)
+		if m4.node.Owner(partition.Of([]byte(k), partition.DefaultCount)) == m4.id {
+			moved++
+		}
+		if _, ok, err := mb.TryLock(b, k, 0, time.Minute); err != nil || ok {
+			t.Fatalf("%s: another owner's TryLock after migration: %v, %v", k, ok, err)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no locked key moved to the new member")
+	}
+	for i := range keys {
+		if err := ma.Unlock(a, fmt.Sprint("k", i)); err != nil {
+			t.Fatalf("k%d: %v", i, err)
+		}
+	}
+}
+
 // The member a holder called through dies: its locks are released long
 // before their lease ends.
 func TestLockOfDeadMemberReleased(t *testing.T) {
@@ -372,4 +411,47 @@ func TestLockMutualExclusionAcrossFailover(t *testing.T) {
 	if violations.Load() > 0 {
 		t.Fatalf("%d violations", violations.Load())
 	}
+}
+
+// BenchmarkLockUnlock measures uncontended Lock+Unlock pairs against
+// plain Puts on the same memory map of a member alone: each of the
+// parallel goroutines locks its own keys.
+func BenchmarkLockUnlock(b *testing.B) {
+	ctx := context.Background()
+	n, err := stowage.Open(ctx, stowage.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	m, err := stowage.GetMap(ctx, n, "bench", serde.String(), serde.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("put", func(b *testing.B) {
+		var id atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			w := id.Add(1)
+			for i := 0; pb.Next(); i++ {
+				if err := m.Put(ctx, fmt.Sprintf("w%d-%d", w, i%1000), "v"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("lock+unlock", func(b *testing.B) {
+		var id atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			w := id.Add(1)
+			octx := stowage.WithLockOwner(ctx, fmt.Sprint("w", w))
+			for i := 0; pb.Next(); i++ {
+				k := fmt.Sprintf("w%d-%d", w, i%1000)
+				if _, err := m.Lock(octx, k, time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Unlock(octx, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
 }

@@ -216,6 +216,7 @@ type Map struct {
 
 	mu sync.Mutex
 	c  *heldMap // nil until the map is held here
+	lk *heldMap // the map's locks (locks.go), nil until used here
 }
 
 // Name is the map's name.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/mapstore"
 )
 
@@ -87,25 +86,44 @@ const (
 
 // lockReq is an opLock's value: what the owner is asked to do.
 type lockReq struct {
-	Op     int    `msgpack:"o"`
-	Owner  string `msgpack:"w,omitempty"`
-	Member string `msgpack:"m,omitempty"` // the member the holder calls through
-	Lease  int64  `msgpack:"l,omitempty"` // nanoseconds
+	Op     int
+	Owner  string
+	Member string // the member the holder calls through
+	Lease  int64  // nanoseconds
 }
 
 // lockState is a lock entry's value.
 type lockState struct {
-	Owner  string `msgpack:"w"`
-	Member string `msgpack:"m"`
-	Count  int    `msgpack:"n"`
-	Until  int64  `msgpack:"u"` // end of the lease, Unix nanoseconds on the owner's clock
+	Owner  string
+	Member string
+	Count  int
+	Until  int64 // end of the lease, Unix nanoseconds on the owner's clock
+}
+
+// Both travel as varints and length-prefixed strings (lockcodec.go).
+func (r lockReq) encode() []byte {
+	return appendLockFields(nil, int64(r.Op), r.Lease, r.Owner, r.Member)
+}
+
+func decodeLockReq(b []byte) (lockReq, error) {
+	op, lease, owner, member, err := lockFields(b)
+	return lockReq{Op: int(op), Lease: lease, Owner: owner, Member: member}, err
+}
+
+func (st lockState) encode() []byte {
+	return appendLockFields(nil, int64(st.Count), st.Until, st.Owner, st.Member)
+}
+
+func decodeLockState(b []byte) (lockState, error) {
+	n, until, owner, member, err := lockFields(b)
+	return lockState{Count: int(n), Until: until, Owner: owner, Member: member}, err
 }
 
 // liveLock decodes a lock entry and reports whether it still holds: its
 // lease has not ended and its member is in this member's view.
 func (e *Engine) liveLock(val []byte, now time.Time) (lockState, bool) {
-	var st lockState
-	if cluster.Decode(val, &st) != nil || st.Count <= 0 || now.UnixNano() >= st.Until {
+	st, err := decodeLockState(val)
+	if err != nil || st.Count <= 0 || now.UnixNano() >= st.Until {
 		return st, false
 	}
 	for _, m := range e.proto.View().Members() {
@@ -120,8 +138,7 @@ func (e *Engine) liveLock(val []byte, now time.Time) (lockState, bool) {
 // b. The decision writes (Write) exactly when the operation succeeded:
 // acquired, released, or (lockQuery) cleared a stale lock.
 func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
-	var req lockReq
-	err := cluster.Decode(b, &req)
+	req, err := decodeLockReq(b)
 	return func(old []byte, ok bool) Decision {
 		if err != nil {
 			return Decision{}
@@ -144,7 +161,7 @@ func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
 			if live {
 				n = st.Count + 1
 			}
-			v := cluster.Encode(lockState{Owner: req.Owner, Member: req.Member, Count: n, Until: now.Add(lease).UnixNano()})
+			v := lockState{Owner: req.Owner, Member: req.Member, Count: n, Until: now.Add(lease).UnixNano()}.encode()
 			return Decision{Write: true, Value: v}
 		case lockRelease:
 			if !live || st.Owner != req.Owner {
@@ -152,7 +169,7 @@ func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
 			}
 			if st.Count > 1 {
 				st.Count--
-				return Decision{Write: true, Value: cluster.Encode(st)}
+				return Decision{Write: true, Value: st.encode()}
 			}
 			return Decision{Write: true, Delete: true}
 		case lockForce:
@@ -224,7 +241,16 @@ type Fence = mapstore.Version
 
 // lockMap returns the lock map of m, held here.
 func (m *Map) lockMap(ctx context.Context) (*heldMap, error) {
-	return m.n.hold(ctx, lockMapName(m.name))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lk == nil {
+		lk, err := m.n.hold(ctx, lockMapName(m.name))
+		if err != nil {
+			return nil, err
+		}
+		m.lk = lk
+	}
+	return m.lk, nil
 }
 
 // lockOp runs one lock operation at the key's owner.
@@ -233,7 +259,7 @@ func (m *Map) lockOp(ctx context.Context, key []byte, req lockReq) (opResult, er
 	if err != nil {
 		return opResult{}, err
 	}
-	return m.n.do(ctx, lc, key, &op{kind: opLock, val: cluster.Encode(req)})
+	return m.n.do(ctx, lc, key, &op{kind: opLock, val: req.encode()})
 }
 
 // TryLock takes the lock of key for the owner ctx carries, waiting at
