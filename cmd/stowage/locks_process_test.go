@@ -77,7 +77,12 @@ func TestClusterProcessesLockMutualExclusion(t *testing.T) {
 		t.Fatalf("lock through %s: status %d", victim, code)
 	}
 
-	keys := []string{"k0", "k1", "k2", "k3"}
+	// As many keys as holders, held for a while: when the member dies,
+	// many keys it owns or backs up are locked.
+	var keys []string
+	for i := range 12 {
+		keys = append(keys, fmt.Sprint("k", i))
+	}
 	type guard struct {
 		mu     sync.Mutex
 		holder string
@@ -125,7 +130,7 @@ func TestClusterProcessesLockMutualExclusion(t *testing.T) {
 				g.holder, g.last = owner, tok
 				g.mu.Unlock()
 				acquired.Add(1)
-				time.Sleep(time.Millisecond)
+				time.Sleep(20 * time.Millisecond)
 				g.mu.Lock()
 				g.holder = ""
 				g.mu.Unlock()
