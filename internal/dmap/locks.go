@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/partition"
 )
 
 // Per-key locks. The locks of map M are the entries of a companion map,
@@ -192,6 +193,11 @@ func (c *heldMap) lockedByOther(key []byte, owner string) (bool, time.Time) {
 		return false, time.Time{}
 	}
 	pt := lc.partOf(key)
+	if c.n.repl.Replica(pt.id).State() != partition.Active {
+		// Not the owner (any more): the write is routed to the owner,
+		// which looks at its locks; a copy here may be stale.
+		return false, time.Time{}
+	}
 	pt.mu.Lock()
 	e, ok := pt.entries[string(key)]
 	pt.mu.Unlock()
@@ -232,6 +238,29 @@ func (c *heldMap) waitUnlocked(ctx context.Context, key []byte, owner string) er
 			t.Stop()
 			return ErrClosed
 		}
+	}
+}
+
+// enterWrite enters a write of key into partition p on its owner once the
+// owner's lease holds and no owner but owner holds a lock of the key. It
+// waits for both without a write ticket, and checks the lock again with
+// it (a partition that was being taken over has its locks only then).
+func (c *heldMap) enterWrite(ctx context.Context, p *fragment, key []byte, owner string) (partition.WriteTicket, error) {
+	for {
+		if err := c.waitUnlocked(ctx, key, owner); err != nil {
+			return partition.WriteTicket{}, err
+		}
+		if err := c.n.ensureLease(ctx, p.id); err != nil {
+			return partition.WriteTicket{}, err
+		}
+		t, err := c.n.repl.Replica(p.id).EnterWrite(ctx)
+		if err != nil {
+			return partition.WriteTicket{}, err
+		}
+		if locked, _ := c.lockedByOther(key, owner); !locked {
+			return t, nil
+		}
+		t.Done()
 	}
 }
 

@@ -25,15 +25,9 @@ import (
 // not own the key's partition.
 func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
-	// Another owner's lock of the key holds the write up (locks.go).
-	if err := c.waitUnlocked(ctx, key, o.owner); err != nil {
-		return opResult{}, err
-	}
-	// The lease first: a write waiting for it holds up no hand-over.
-	if err := c.n.ensureLease(ctx, p.id); err != nil {
-		return opResult{}, err
-	}
-	t, err := c.n.repl.Replica(p.id).EnterWrite(ctx)
+	// The lease, and the end of another owner's lock of the key, first
+	// (locks.go): a write waiting for them holds up no hand-over.
+	t, err := c.enterWrite(ctx, p, key, o.owner)
 	if err != nil {
 		return opResult{}, err
 	}
