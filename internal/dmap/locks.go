@@ -2,6 +2,7 @@ package dmap
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -91,33 +92,37 @@ type lockReq struct {
 	Owner  string
 	Member string // the member the holder calls through
 	Lease  int64  // nanoseconds
+	// ID names the call: routed again after a fail-over, it may reach an
+	// owner that already applied it, which then answers as it did.
+	ID string
 }
 
 // lockState is a lock entry's value.
 type lockState struct {
 	Owner  string
 	Member string
-	Count  int
+	Count  int   // 0: released (kept to answer a repeated release)
 	Until  int64 // end of the lease, Unix nanoseconds on the owner's clock
+	Req    string
 }
 
 // Both travel as varints and length-prefixed strings (lockcodec.go).
 func (r lockReq) encode() []byte {
-	return appendLockFields(nil, int64(r.Op), r.Lease, r.Owner, r.Member)
+	return appendLockFields(nil, int64(r.Op), r.Lease, r.Owner, r.Member, r.ID)
 }
 
 func decodeLockReq(b []byte) (lockReq, error) {
-	op, lease, owner, member, err := lockFields(b)
-	return lockReq{Op: int(op), Lease: lease, Owner: owner, Member: member}, err
+	op, lease, owner, member, id, err := lockFields(b)
+	return lockReq{Op: int(op), Lease: lease, Owner: owner, Member: member, ID: id}, err
 }
 
 func (st lockState) encode() []byte {
-	return appendLockFields(nil, int64(st.Count), st.Until, st.Owner, st.Member)
+	return appendLockFields(nil, int64(st.Count), st.Until, st.Owner, st.Member, st.Req)
 }
 
 func decodeLockState(b []byte) (lockState, error) {
-	n, until, owner, member, err := lockFields(b)
-	return lockState{Count: int(n), Until: until, Owner: owner, Member: member}, err
+	n, until, owner, member, id, err := lockFields(b)
+	return lockState{Count: int(n), Until: until, Owner: owner, Member: member, Req: id}, err
 }
 
 // liveLock decodes a lock entry and reports whether it still holds: its
@@ -149,8 +154,15 @@ func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
 		if ok {
 			st, live = e.liveLock(old, now)
 		}
+		// The same call again (routed again after a fail-over, having
+		// taken effect at the old owner): it succeeds without taking
+		// effect twice.
+		again := ok && req.ID != "" && st.Req == req.ID && st.Owner == req.Owner
 		switch req.Op {
 		case lockAcquire:
+			if again && live {
+				return Decision{Write: true, Value: old}
+			}
 			if live && st.Owner != req.Owner {
 				return Decision{}
 			}
@@ -162,17 +174,23 @@ func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
 			if live {
 				n = st.Count + 1
 			}
-			v := lockState{Owner: req.Owner, Member: req.Member, Count: n, Until: now.Add(lease).UnixNano()}.encode()
+			v := lockState{Owner: req.Owner, Member: req.Member, Count: n, Until: now.Add(lease).UnixNano(), Req: req.ID}.encode()
 			return Decision{Write: true, Value: v}
 		case lockRelease:
+			if again {
+				return Decision{Write: true, Value: old}
+			}
 			if !live || st.Owner != req.Owner {
 				return Decision{}
 			}
-			if st.Count > 1 {
-				st.Count--
-				return Decision{Write: true, Value: st.encode()}
+			st.Count--
+			st.Req = req.ID
+			if st.Count == 0 {
+				// Released: kept, with the call's id, until the key is
+				// locked or looked at again.
+				st.Until = 0
 			}
-			return Decision{Write: true, Delete: true}
+			return Decision{Write: true, Value: st.encode()}
 		case lockForce:
 			return Decision{Write: ok, Delete: true}
 		case lockQuery:
@@ -264,6 +282,13 @@ func (c *heldMap) enterWrite(ctx context.Context, p *fragment, key []byte, owner
 	}
 }
 
+// callID returns a new id of a lock call.
+func callID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return string(b[:])
+}
+
 // Fence is a lock's fencing token: the version of the write that took
 // the lock. Tokens of one key grow with every acquisition.
 type Fence = mapstore.Version
@@ -302,7 +327,7 @@ func (m *Map) TryLock(ctx context.Context, key []byte, wait, lease time.Duration
 	if owner == "" {
 		return Fence{}, false, fmt.Errorf("stowage: map %q: %w", m.name, ErrNoLockOwner)
 	}
-	req := lockReq{Op: lockAcquire, Owner: owner, Member: m.n.Self(), Lease: int64(lease)}
+	req := lockReq{Op: lockAcquire, Owner: owner, Member: m.n.Self(), Lease: int64(lease), ID: callID()}
 	var end time.Time
 	if wait >= 0 {
 		end = time.Now().Add(wait)
@@ -342,7 +367,7 @@ func (m *Map) Unlock(ctx context.Context, key []byte) error {
 	if owner == "" {
 		return fmt.Errorf("stowage: map %q: %w", m.name, ErrNoLockOwner)
 	}
-	res, err := m.lockOp(ctx, key, lockReq{Op: lockRelease, Owner: owner})
+	res, err := m.lockOp(ctx, key, lockReq{Op: lockRelease, Owner: owner, ID: callID()})
 	if err != nil {
 		return err
 	}
