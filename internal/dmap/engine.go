@@ -124,7 +124,10 @@ func New(cfg Config) *Engine {
 
 // Start begins the cluster work: the master's table, take-overs, the
 // lease.
-func (e *Engine) Start() { e.proto.Start() }
+func (e *Engine) Start() {
+	e.proto.Start()
+	e.proto.Go(e.sweepLocks)
+}
 
 // Self is this member's id.
 func (e *Engine) Self() string { return e.proto.Self() }

@@ -389,3 +389,59 @@ func (m *Map) IsLocked(ctx context.Context, key []byte) (bool, error) {
 	res, err := m.lockOp(ctx, key, lockReq{Op: lockQuery})
 	return res.had && !res.wrote, err
 }
+
+// lockSweep is how often an owner clears the lock entries that no longer
+// hold (lease ended, member gone, released), besides at every change of
+// the members.
+const lockSweep = 10 * time.Second
+
+// sweepLocks clears, on the partitions this member owns, the lock entries
+// that no longer hold, until the engine stops: so the locks of a member
+// that left, and released keys' entries, take no memory for long.
+func (e *Engine) sweepLocks() {
+	ctx := e.proto.Context()
+	t := time.NewTicker(lockSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.proto.View().Changed():
+		}
+		e.clearStaleLocks(ctx)
+	}
+}
+
+// clearStaleLocks clears the stale lock entries of owned partitions, each
+// through the owner's write path (so the backups clear them too).
+func (e *Engine) clearStaleLocks(ctx context.Context) {
+	query := lockReq{Op: lockQuery}.encode()
+	for _, lc := range e.heldMaps() {
+		if _, ok := lockBase(lc.name); !ok {
+			continue
+		}
+		now := time.Now()
+		for _, pt := range lc.parts {
+			if e.repl.Replica(pt.id).State() != partition.Active {
+				continue
+			}
+			var stale []string
+			pt.mu.Lock()
+			for k, en := range pt.entries {
+				if _, live := e.liveLock(en.val, now); !live {
+					stale = append(stale, k)
+				}
+			}
+			pt.mu.Unlock()
+			for _, k := range stale {
+				octx, cancel := context.WithTimeout(ctx, e.cfg.OpTimeout)
+				_, err := lc.update(octx, []byte(k), &op{kind: opLock, val: query})
+				cancel()
+				if err != nil {
+					break // moved, or closing: the next owner sweeps
+				}
+			}
+		}
+	}
+}
