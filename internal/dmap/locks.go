@@ -22,7 +22,8 @@ import (
 // id and the member it called through), a reentrancy count and the end of
 // its lease. The owner decides every lock operation (opLock) on its own
 // clock; a lock whose lease ended, or whose holder's member left the
-// owner's view, counts as free and is cleared by the next operation on it.
+// owner's view, counts as free at once, and is cleared by the next
+// operation on it or the owner's next sweep (sweepLocks).
 //
 // A lock's fencing token is the version of the write that acquired it:
 // versions grow per partition, and a new owner starts a higher epoch, so
