@@ -107,12 +107,23 @@ func TestLockLeaseExpires(t *testing.T) {
 	b := stowage.WithLockOwner(context.Background(), "B")
 	ma, mb := strMap(t, ms[0].node, "jobs"), strMap(t, ms[2].node, "jobs")
 	k := keyNotOwnedBy(t, ms[0], ms[0])
+	leased := time.Now()
 	t1, err := ma.Lock(a, k, 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(b, longStop)
 	defer cancel()
+	// A write by another owner waits for the end of the lease, then goes
+	// (not only once the owner's sweep, every 10 s, cleared the lock).
+	wctx, wcancel := context.WithTimeout(b, 5*time.Second)
+	defer wcancel()
+	if err := mb.Put(wctx, k, "after the lease"); err != nil {
+		t.Fatalf("write after the holder's lease ended: %v", err)
+	}
+	if time.Now().Before(leased.Add(200 * time.Millisecond)) {
+		t.Fatal("a write by another owner went through before the lease ended")
+	}
 	t2, err := mb.Lock(ctx, k, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock after the holder's lease ended: %v", err)
