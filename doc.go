@@ -81,6 +81,29 @@
 // fewer members than its minimum are live. Members check at Open that they
 // share the map stores' storage and refuse with ErrNotShared otherwise.
 //
+// # Per-key locks
+//
+// Map.Lock, TryLock, Unlock, IsLocked and ForceUnlock are Hazelcast's
+// IMap locks. The holder is a lock owner id carried in the context
+// (WithLockOwner; NewLockOwner makes one), not a goroutine; locks are
+// reentrant for their owner, and every lock ends at the latest when its
+// lease does. Each acquisition returns a FencingToken larger than every
+// earlier one of the key, also across fail-over:
+//
+//	ctx = stowage.WithLockOwner(ctx, taskID)
+//	token, ok, err := metrics.TryLock(ctx, jobID, 5*time.Second, 30*time.Second)
+//	if err != nil || !ok {
+//		return err // or: locked elsewhere for 5 s
+//	}
+//	defer metrics.Unlock(ctx, jobID)
+//	err = metrics.Put(ctx, jobID, next) // the holder's write passes its lock
+//
+// A lock is held by the key's partition owner and applied on its sync
+// backups, so it survives fail-over and migration; the locks taken through
+// a member that left the cluster are released. Writes to a locked key by
+// other owners wait for the unlock or the end of the lease. Locks are not
+// persisted: after a full restart nothing is locked (locks.go says more).
+//
 // # The packages
 //
 // This package is the public face: Options, Open, Node (Close, Leave and

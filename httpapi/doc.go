@@ -6,6 +6,15 @@
 //	                                              path segment's UTF-8 bytes,
 //	                                              the value the body
 //	GET /v1/maps/{map}/entries?limit=&after=     keys in byte order, paged
+//	POST /v1/maps/{map}/locks/{key}?lease=&wait=&owner=
+//	                                              take the key's lock: 200
+//	                                              {"owner","token","fence"},
+//	                                              409 if still held by another
+//	                                              owner after wait
+//	DELETE /v1/maps/{map}/locks/{key}?owner=     release one hold (204; 409
+//	                                              if owner holds none);
+//	                                              ?force=true: whoever holds it
+//	GET /v1/maps/{map}/locks/{key}               {"locked": bool}
 //	GET /v1/maps/{map}                           size and load state
 //	GET /v1/maps                                 the maps this member holds
 //	GET /v1/cluster                              members, master, table
@@ -15,6 +24,15 @@
 //	GET / (and /ui/)                             the status page, built in
 //	GET /healthz                                 200 once every member serves
 //	GET /metrics                                 Prometheus
+//
+// Locks: lease and wait are Go durations ("30s"; lease at most 24h, 0:
+// the default lease, stowage.DefaultLockLease; wait at most 5m, 0: do not
+// wait). The lock owner is the owner parameter or the X-Stowage-Lock-Owner
+// header; a POST without one gets a new owner id in its answer. A PUT or
+// DELETE of an entry carrying the holder's owner passes its lock; writes
+// by anyone else wait for the unlock or the lease's end (bounded by the
+// request). The token is the fencing token (see stowage.Map.Lock), an
+// epoch and a sequence number compared in that order.
 //
 // A PUT answers 204 only once the write is durable and on every sync
 // backup; errors are JSON {"error": "..."} with a status that says whose

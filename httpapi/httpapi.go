@@ -50,6 +50,9 @@ func Handler(n *stowage.Node, opts ...Option) http.Handler {
 	mux.HandleFunc("GET /v1/maps/{map}/entries/{key...}", a.get)
 	mux.HandleFunc("DELETE /v1/maps/{map}/entries/{key...}", a.delete)
 	mux.HandleFunc("GET /v1/maps/{map}/entries", a.keys)
+	mux.HandleFunc("POST /v1/maps/{map}/locks/{key...}", a.lock)
+	mux.HandleFunc("DELETE /v1/maps/{map}/locks/{key...}", a.unlock)
+	mux.HandleFunc("GET /v1/maps/{map}/locks/{key...}", a.isLocked)
 	mux.HandleFunc("GET /v1/maps/{map}", a.mapInfo)
 	mux.HandleFunc("GET /v1/maps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Maps()) })
 	mux.HandleFunc("GET /v1/cluster", func(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +128,11 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestTimeout, map[string]string{"error": "the body was not received in time or was cut off"})
 		return
 	}
-	if err := m.Put(r.Context(), r.PathValue("key"), body); err != nil {
+	ctx, ok := ownerContext(w, r)
+	if !ok {
+		return
+	}
+	if err := m.Put(ctx, r.PathValue("key"), body); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -155,7 +162,11 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		return
 	}
-	_, removed, err := m.Remove(r.Context(), r.PathValue("key"))
+	ctx, ok := ownerContext(w, r)
+	if !ok {
+		return
+	}
+	_, removed, err := m.Remove(ctx, r.PathValue("key"))
 	if err != nil {
 		writeError(w, err)
 		return

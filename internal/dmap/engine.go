@@ -124,7 +124,10 @@ func New(cfg Config) *Engine {
 
 // Start begins the cluster work: the master's table, take-overs, the
 // lease.
-func (e *Engine) Start() { e.proto.Start() }
+func (e *Engine) Start() {
+	e.proto.Start()
+	e.proto.Go(e.sweepLocks)
+}
 
 // Self is this member's id.
 func (e *Engine) Self() string { return e.proto.Self() }
@@ -216,6 +219,7 @@ type Map struct {
 
 	mu sync.Mutex
 	c  *heldMap // nil until the map is held here
+	lk *heldMap // the map's locks (locks.go), nil until used here
 }
 
 // Name is the map's name.
@@ -250,7 +254,7 @@ func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 
 // hold returns the named map, creating it (and its store) on first use.
 func (e *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
-	if err := ValidMapName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	c, made, err := e.makeHeldMap(ctx, name)
@@ -289,7 +293,9 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 		return c, false, nil
 	}
 	var spec MapSpec
-	if e.cfg.OpenMap != nil {
+	if _, ok := lockBase(name); ok {
+		spec = e.lockSpec()
+	} else if e.cfg.OpenMap != nil {
 		var err error
 		if spec, err = e.cfg.OpenMap(ctx, name); err != nil {
 			return nil, false, err

@@ -83,7 +83,7 @@ func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 	if err != nil {
 		return opAns{Code: codeFailed, Msg: err.Error()}
 	}
-	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version()}
+	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version(), owner: req.Owner}
 	res, err := c.update(ctx, req.Key, o)
 	if err != nil {
 		a := errAns(err)
@@ -152,7 +152,7 @@ func (e *Engine) onMapInfo(ctx context.Context, req *mapInfoReq) mapInfoAns {
 // readable returns the named map to read: held here, else a ghost, so
 // that a read creates nothing.
 func (e *Engine) readable(name string) (*heldMap, error) {
-	if err := ValidMapName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	if c := e.held(name); c != nil {

@@ -157,6 +157,9 @@ func (e *Engine) MapInfo(name string) (MapInfo, bool) {
 func (e *Engine) Maps() []MapInfo {
 	var out []MapInfo
 	for _, c := range e.heldMaps() {
+		if _, ok := lockBase(c.name); ok {
+			continue // a map's locks, not a map of its own
+		}
 		out = append(out, e.mapInfo(c))
 	}
 	return out

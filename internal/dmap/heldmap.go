@@ -211,6 +211,7 @@ type op struct {
 	expOK  bool // opCAS: the entry must be present at expVer (else absent)
 	expVer mapstore.Version
 	fn     func(old []byte, ok bool) Decision // local only; overrides kind
+	owner  string                             // the lock owner the write acts for
 }
 
 func (o *op) decide(old []byte, ver mapstore.Version, ok bool) Decision {

@@ -39,6 +39,7 @@ func (m *Map) write(ctx context.Context, key []byte, o *op) ([]byte, bool, error
 	if err != nil {
 		return nil, false, err
 	}
+	o.owner = LockOwner(ctx)
 	res, err := m.n.do(ctx, c, key, o)
 	return res.old, res.had, err
 }

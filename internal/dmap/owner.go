@@ -25,11 +25,9 @@ import (
 // not own the key's partition.
 func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, error) {
 	p := c.partOf(key)
-	// The lease first: a write waiting for it holds up no hand-over.
-	if err := c.n.ensureLease(ctx, p.id); err != nil {
-		return opResult{}, err
-	}
-	t, err := c.n.repl.Replica(p.id).EnterWrite(ctx)
+	// The lease, and the end of another owner's lock of the key, first
+	// (locks.go): a write waiting for them holds up no hand-over.
+	t, err := c.enterWrite(ctx, p, key, o.owner)
 	if err != nil {
 		return opResult{}, err
 	}
@@ -63,7 +61,12 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		p.mu.Lock()
 	}
 	prev, had := p.entries[k]
-	d := o.decide(prev.val, prev.ver, had)
+	var d Decision
+	if o.kind == opLock {
+		d = c.n.lockDecider(o.val)(prev.val, had)
+	} else {
+		d = o.decide(prev.val, prev.ver, had)
+	}
 	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
 	if !d.Write || (d.Delete && !had) {
 		p.mu.Unlock()

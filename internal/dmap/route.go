@@ -87,7 +87,7 @@ func retryable(err error) bool {
 
 // remote forwards o to the owner.
 func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
-	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer)}
+	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer), Owner: o.owner}
 	var b []byte
 	a := e.proto.Addr(owner)
 	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
@@ -134,7 +134,7 @@ func (e *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []
 		if !dd.Write || (dd.Delete && !r.had) {
 			return opResult{old: r.old, had: r.had, ver: r.ver, wrote: dd.Write}, nil
 		}
-		w, err := e.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.Value, del: dd.Delete, expOK: r.had, expVer: r.ver})
+		w, err := e.remote(ctx, owner, c, key, &op{kind: opCAS, val: dd.Value, del: dd.Delete, expOK: r.had, expVer: r.ver, owner: o.owner})
 		if err != nil {
 			return w, err
 		}

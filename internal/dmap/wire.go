@@ -29,7 +29,8 @@ const (
 	opPutIfAbsent
 	opReplace
 	opDelete
-	opCAS // write (or delete, with Del) only if the entry is still as read
+	opCAS  // write (or delete, with Del) only if the entry is still as read
+	opLock // a lock operation (locks.go): Val is its lockReq
 )
 
 type opReq struct {
@@ -41,6 +42,9 @@ type opReq struct {
 	// CAS: the entry must be present with version Ver (ExpOK) or absent.
 	ExpOK  bool       `msgpack:"xo,omitempty"`
 	ExpVer backup.Ver `msgpack:"xv"`
+	// Owner is the lock owner the write acts for: it passes that
+	// owner's locks of the key.
+	Owner string `msgpack:"lo,omitempty"`
 }
 
 type opAns struct {
