@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stowage/stowage/backup"
 	"github.com/stowage/stowage/cluster"
@@ -83,7 +84,11 @@ func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 	if err != nil {
 		return opAns{Code: codeFailed, Msg: err.Error()}
 	}
-	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version()}
+	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version(),
+		ttl: time.Duration(req.TTL), ttlSet: req.TTLSet}
+	if o.kind == opExpire {
+		return opAns{Code: codeFailed, Msg: "stowage: expiry is the owner's own operation"}
+	}
 	res, err := c.update(ctx, req.Key, o)
 	if err != nil {
 		a := errAns(err)

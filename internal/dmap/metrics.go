@@ -9,6 +9,7 @@ type metrics struct {
 	batchBytes   prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	loadSeconds  *prometheus.GaugeVec
+	expired      *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,7 +36,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		loadSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "stowage_map_load_seconds", Help: "Time spent loading a map's partitions from its map store (summed over partitions).",
 		}, []string{"map"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_map_expired_total", Help: "Entries the owner removed because their time to live or max idle time ran out.",
+		}, []string{"map"}),
 	}
-	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds)
+	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds, m.expired)
 	return m
 }

@@ -41,6 +41,10 @@ type opReq struct {
 	// CAS: the entry must be present with version Ver (ExpOK) or absent.
 	ExpOK  bool       `msgpack:"xo,omitempty"`
 	ExpVer backup.Ver `msgpack:"xv"`
+	// TTL (nanoseconds) replaces the map's time to live when TTLSet
+	// (0: never expires); the owner turns it into a deadline.
+	TTL    int64 `msgpack:"t,omitempty"`
+	TTLSet bool  `msgpack:"ts,omitempty"`
 }
 
 type opAns struct {
