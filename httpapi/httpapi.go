@@ -110,6 +110,11 @@ func (a *api) exists(name string, found bool) bool {
 }
 
 func (a *api) put(w http.ResponseWriter, r *http.Request) {
+	ttl, hasTTL, err := parseTTL(r.URL.Query().Get("ttl"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
 	m := a.open(w, r)
 	if m == nil {
 		return
@@ -119,7 +124,12 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": err.Error()})
 		return
 	}
-	if err := m.Put(r.Context(), r.PathValue("key"), body); err != nil {
+	if hasTTL {
+		err = m.PutWithTTL(r.Context(), r.PathValue("key"), body, ttl)
+	} else {
+		err = m.Put(r.Context(), r.PathValue("key"), body)
+	}
+	if err != nil {
 		writeError(w, err)
 		return
 	}

@@ -2,6 +2,7 @@ package dmap
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -98,6 +99,9 @@ func (c *heldMap) deadline(o *op, now int64) int64 {
 	}
 	if ttl <= 0 {
 		return 0
+	}
+	if int64(ttl) > math.MaxInt64-now {
+		return math.MaxInt64
 	}
 	return now + int64(ttl)
 }
