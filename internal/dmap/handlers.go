@@ -52,6 +52,7 @@ func (e *Engine) register() {
 	e.proto.Register(mTakeOvers, 0, func(context.Context, string, []byte) ([]byte, error) {
 		return cluster.Encode(e.onTakeOvers()), nil
 	})
+	e.registerBulk()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}
