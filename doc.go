@@ -101,6 +101,13 @@
 // Map.PutWithTTL(ctx, k, v, node.HistoryJobTTL()) so its history maps stay
 // bounded in memory and on disk.
 //
+// # Bulk operations
+//
+// Map.PutAll, PutAllWithTTL, GetAll and RemoveAll group their keys by
+// partition owner and make one call per member (the caller's own keys
+// run where they are), each key acknowledged under the rule of a single
+// operation; a bulk write is not atomic as a whole (see map_bulk.go).
+//
 // # The packages
 //
 // This package is the public face: Options, Open, Node (Close, Leave and
