@@ -165,12 +165,12 @@ func TestClusterRestartAfterTTLBringsNoneBack(t *testing.T) {
 	const dying, kept = 60, 20
 	const ttl = 2 * time.Second
 	maps := []string{"engine_history", "lazy_history", "ttl_jobs"}
-	start := time.Now()
 	expiryKeys(t, tc, maps, dying, kept, ttl)
+	written := time.Now() // every deadline is before written+ttl
 	for _, m := range tc.live() {
 		tc.kill(m)
 	}
-	if d := time.Until(start.Add(ttl + 200*time.Millisecond)); d > 0 {
+	if d := time.Until(written.Add(ttl + 100*time.Millisecond)); d > 0 {
 		time.Sleep(d)
 	}
 	again := newTCluster(t, cfg)
@@ -306,4 +306,28 @@ func TestMaxIdle(t *testing.T) {
 	if _, ok, err := m.Get(ctx, "idle"); err != nil || ok {
 		t.Fatalf("an entry idle for 2.5 s with max-idle-seconds 1 is still there: %v, %v", ok, err)
 	}
+}
+
+// The deadline travels with the entry to the backups: after the owner
+// of every partition it held died (memory only, so the new owners have
+// nothing but their backup copies), the promoted backups expire the
+// entries by the deadlines they were sent.
+func TestClusterExpiryAfterFailover(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(2, 0))
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	const dying, kept = 60, 20
+	const ttl = 2 * time.Second
+	maps := []string{"history"}
+	expiryKeys(t, tc, maps, dying, kept, ttl)
+	tc.kill(tc.live()[0])
+	for _, name := range maps {
+		waitUntil(t, func() bool {
+			o, b := held(tc, name)
+			return o == kept && b == kept
+		})
+	}
+	checkExpired(t, tc, maps, dying, kept)
 }

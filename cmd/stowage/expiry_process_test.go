@@ -35,7 +35,6 @@ func TestClusterProcessesRestartAfterTTL(t *testing.T) {
 	const dying, kept = 60, 20
 	const ttl = 3 * time.Second
 	addrs := c.addrs()
-	start := time.Now()
 	for i := 0; i < dying+kept; i++ {
 		u := fmt.Sprintf("http://%s/v1/maps/engine_finishedJobs/entries/job-%03d", addrs[i%len(addrs)], i)
 		if i < dying {
@@ -45,8 +44,9 @@ func TestClusterProcessesRestartAfterTTL(t *testing.T) {
 			t.Fatalf("PUT %s: %d %s", u, code, body)
 		}
 	}
+	written := time.Now() // every deadline is before written+ttl
 	c.killAll()
-	if d := time.Until(start.Add(ttl + 200*time.Millisecond)); d > 0 {
+	if d := time.Until(written.Add(ttl + 100*time.Millisecond)); d > 0 {
 		time.Sleep(d)
 	}
 	startMembers(t, c, 3)
