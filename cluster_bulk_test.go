@@ -2,7 +2,9 @@ package stowage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stowage/stowage"
@@ -128,5 +130,56 @@ func TestClusterBulkOneCallPerMember(t *testing.T) {
 		if err != nil || ok != (i >= n/2) || ok && v != "v"+k {
 			t.Fatalf("%s after restart = %q, %v, %v", k, v, ok, err)
 		}
+	}
+}
+
+// A PutAll whose call to a member fails because that member died
+// reaches the new owners of its partitions: the keys sent to the dead
+// member are routed again once the table changes, and nothing is lost.
+func TestClusterBulkAfterMemberDies(t *testing.T) {
+	dir := t.TempDir()
+	tc := newTCluster(t, sharedConfig(t, dir, 1, 3))
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	ctx := context.Background()
+	const n = 300
+	entries := make([]stowage.Entry[string, string], n)
+	keys := make([]string, n)
+	for i := range entries {
+		keys[i] = fmt.Sprintf("k%03d", i)
+		entries[i] = stowage.Entry[string, string]{Key: keys[i], Value: "v" + keys[i]}
+	}
+	via, dead := tc.live()[0], tc.live()[2]
+	// The bulk call to the member that is about to die is not delivered
+	// (it died first); the test kills it once the call was tried.
+	reached := make(chan struct{})
+	var once sync.Once
+	tc.net.SetHook(func(_, to, method string) error {
+		if to == dead.id && method == "bulk" {
+			once.Do(func() { close(reached) })
+			return errors.New("the member died")
+		}
+		return nil
+	})
+	defer tc.net.SetHook(nil)
+	errc := make(chan error, 1)
+	m := strMap(t, via.node, "engine_bulk")
+	go func() { errc <- m.PutAll(ctx, entries) }()
+	<-reached
+	tc.kill(dead)
+	if err := <-errc; err != nil {
+		t.Fatalf("PutAll while a member died: %v", err)
+	}
+	got, err := strMap(t, tc.live()[1].node, "engine_bulk").GetAll(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("GetAll found %d of %d entries", len(got), n)
+	}
+	if owned, _ := held(tc, "engine_bulk"); owned != n {
+		t.Fatalf("%d entries owned by the two live members, want %d", owned, n)
 	}
 }
