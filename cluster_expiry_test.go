@@ -333,3 +333,41 @@ func TestClusterExpiryAfterFailover(t *testing.T) {
 	}
 	checkExpired(t, tc, maps, dying, kept)
 }
+
+// Max idle after a fail-over: access times are the owner's alone (reads
+// are not replicated), so the member taking a partition over starts every
+// entry's idle period afresh; an entry read all along is not lost because
+// its backup copy was last touched by the write.
+func TestClusterMaxIdleAfterFailover(t *testing.T) {
+	tc := newTCluster(t, func() *config.Config {
+		cfg, err := config.Parse(nil, []byte("hazelcast:\n  cluster-name: t\n  map:\n    default:\n      backup-count: 1\n      max-idle-seconds: 1\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	})
+	for i := 0; i < 3; i++ {
+		tc.add()
+	}
+	tc.waitLoaded()
+	ctx := context.Background()
+	owner := tc.live()[0]
+	k := keyOwnedBy(t, owner)
+	m := strMap(t, owner.node, "idle")
+	if err := m.Put(ctx, k, "v"); err != nil {
+		t.Fatal(err)
+	}
+	// Read on the owner for longer than the idle time: alive there.
+	start := time.Now()
+	for time.Since(start) < 1500*time.Millisecond {
+		if _, ok, err := m.Get(ctx, k); err != nil || !ok {
+			t.Fatalf("read every 100 ms, the entry expired on its owner after %v (%v)", time.Since(start), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tc.kill(owner)
+	v, ok, err := strMap(t, tc.live()[0].node, "idle").Get(ctx, k)
+	if err != nil || !ok || v != "v" {
+		t.Fatalf("after the fail-over the entry read all along is %q, %v, %v", v, ok, err)
+	}
+}
