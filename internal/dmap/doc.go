@@ -25,6 +25,10 @@
 // the store; the owner treats a dead entry as absent and removes it with
 // a versioned delete (opExpire) from its expiry loop.
 //
+// Bulk operations (bulk.go): PutAll, GetAll and RemoveAll group keys by
+// owner and send each owner one call; the owner runs each key through the
+// path above.
+//
 // Imports: backup, cluster, partition, mapstore. The root package
 // (stowage) builds an Engine from the configuration: which maps are
 // persisted and how, through Config.OpenMap.
