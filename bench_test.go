@@ -51,3 +51,47 @@ func BenchmarkGet(b *testing.B) {
 		}
 	})
 }
+
+// benchBulkMap opens a member alone with a persisted map for the bulk
+// benchmarks, and 1,000 entries of 256 B values.
+func benchBulkMap(b *testing.B) (*stowage.Map[string, []byte], []stowage.Entry[string, []byte], func()) {
+	ctx := context.Background()
+	n, err := stowage.Open(ctx, stowage.Options{Config: persisted(b, b.TempDir(), "")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, _ := stowage.GetMap(ctx, n, "engine_bulk", serde.String(), serde.Bytes())
+	val := make([]byte, 256)
+	es := make([]stowage.Entry[string, []byte], 1000)
+	for i := range es {
+		es[i] = stowage.Entry[string, []byte]{Key: fmt.Sprint("k", i), Value: val}
+	}
+	return m, es, func() { n.Close() }
+}
+
+// BenchmarkPutAll1000 measures one PutAll of 1,000 entries (write-through,
+// local disk), against BenchmarkPut1000 below.
+func BenchmarkPutAll1000(b *testing.B) {
+	m, es, done := benchBulkMap(b)
+	defer done()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.PutAll(context.Background(), es); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPut1000 measures 1,000 single Puts one after the other.
+func BenchmarkPut1000(b *testing.B) {
+	m, es, done := benchBulkMap(b)
+	defer done()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, e := range es {
+			if err := m.Put(context.Background(), e.Key, e.Value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -104,6 +104,40 @@
 // other owners wait for the unlock or the end of the lease. Locks are not
 // persisted: after a full restart nothing is locked (locks.go says more).
 //
+// # Expiry
+//
+// An entry may have a time to live: its own (Map.PutWithTTL, Map.SetTTL,
+// HTTP PUT ?ttl=) or its map's (time-to-live-seconds in the map's
+// hazelcast.yaml entry, applied to every write without one); a map's
+// max-idle-seconds expires entries neither read nor written for that
+// long. The partition's owner turns a time to live into an absolute
+// deadline by its own clock when it applies the write; the deadline is
+// stored with the entry, replicated to the backups and written to the map
+// store, so EAGER and LAZY loads know it and an entry that expired while
+// the cluster was down is never served again. An expired entry is absent
+// to every read at once; the owner then removes it (every
+// Options.ExpiryInterval, default 1 s) with an ordinary versioned delete,
+// replicated and stored, after which compaction frees its disk.
+// Options.OnExpired hears of each removal. Clocks decide only when an
+// entry dies, never the order of writes: under clock skew between
+// members an entry dies up to the skew earlier or later after a
+// fail-over, and a removal is never undone by a slower clock. Max idle
+// keeps access times on the owner only, unreplicated: a fail-over, a
+// restart or a migration starts every entry's idle period afresh.
+//
+// Finished jobs' history: Node.HistoryJobTTL is
+// seatunnel.engine.history-job-expire-minutes as a duration; the engine
+// writes a finished job's state, metrics and DAG info with
+// Map.PutWithTTL(ctx, k, v, node.HistoryJobTTL()) so its history maps stay
+// bounded in memory and on disk.
+//
+// # Bulk operations
+//
+// Map.PutAll, PutAllWithTTL, GetAll and RemoveAll group their keys by
+// partition owner and make one call per member (the caller's own keys
+// run where they are), each key acknowledged under the rule of a single
+// operation; a bulk write is not atomic as a whole (see map_bulk.go).
+//
 // # The packages
 //
 // This package is the public face: Options, Open, Node (Close, Leave and

@@ -59,6 +59,13 @@ type Options struct {
 	// 2 s; 2 s with a View given here); negative turns the lease off.
 	Lease time.Duration
 
+	// ExpiryInterval is how often a partition's owner removes the entries
+	// whose time to live or max idle time ran out (default 1 s); reads
+	// never see an expired entry in between. OnExpired, if set, is told
+	// of each removal on the owner (the hook for expiry events).
+	ExpiryInterval time.Duration
+	OnExpired      func(mapName string, key, val []byte)
+
 	// TestHooks are for the project's own tests (an in-memory cluster,
 	// fault-injecting storage); programs leave them nil.
 	TestHooks *testhook.Hooks
@@ -152,6 +159,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), LoadWorkers: opts.LoadWorkers,
 		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
 		Logger: n.log, Registerer: opts.Registerer,
+		ExpiryInterval: opts.ExpiryInterval, OnExpired: opts.OnExpired,
 	})
 	if err := n.takeNamespaces(ctx); err != nil {
 		n.Close()
@@ -305,6 +313,8 @@ func (n *Node) openMap(ctx context.Context, name string) (dmap.MapSpec, error) {
 	mc, _ := n.cfg.Hazelcast.MapFor(name)
 	spec := dmap.MapSpec{SyncBackups: mc.SyncBackups(n.cfg.Engine.BackupCount), AsyncBackups: mc.AsyncBackupCount}
 	spec.WriteQuorum, spec.ReadQuorum = n.quorumOf(name)
+	spec.TTL = time.Duration(mc.TimeToLiveSeconds) * time.Second
+	spec.MaxIdle = time.Duration(mc.MaxIdleSeconds) * time.Second
 	if ms := mc.MapStore; ms != nil && ms.Enabled {
 		store, err := n.openStore(ctx, name, ms)
 		if err != nil {

@@ -43,6 +43,10 @@ type Entry struct {
 	V []byte `msgpack:"v,omitempty"`
 	R Ver    `msgpack:"r"`
 	D bool   `msgpack:"d,omitempty"`
+	// X is the entry's expiry deadline in Unix nanoseconds, as the owner
+	// decided it (0: none). A backup keeps it and never acts on it: the
+	// owner removes an expired entry with an ordinary versioned delete.
+	X int64 `msgpack:"x,omitempty"`
 }
 
 // MapPart is one map's data of one partition, as a holder has it.

@@ -60,7 +60,9 @@ type Engine struct {
 	// Default 10.
 	JobMetricsBackupInterval int
 	// HistoryJobExpireMinutes is history-job-expire-minutes: how long a
-	// finished job's record is kept. Default 1440 (one day).
+	// finished job's record is kept. Default 1440 (one day). The engine
+	// writes finished jobs' state, metrics and DAG with this time to live
+	// (stowage.Node.HistoryJobTTL, passed to Map.PutWithTTL).
 	HistoryJobExpireMinutes int
 	// ClassloaderCacheMode is classloader-cache-mode. Default false, as
 	// the deployment guide states.
@@ -195,6 +197,13 @@ type MapConfig struct {
 	// SplitBrainProtectionRef is split-brain-protection-ref: the name of
 	// a hazelcast.split-brain-protection entry, or "".
 	SplitBrainProtectionRef string
+	// TimeToLiveSeconds is time-to-live-seconds: an entry written without
+	// a time to live of its own expires this long after the write (0,
+	// the default: never). MaxIdleSeconds is max-idle-seconds: an entry
+	// not read or written for this long expires (0: never); the access
+	// time is kept by the partition's owner only (see internal/dmap).
+	TimeToLiveSeconds int
+	MaxIdleSeconds    int
 
 	backupCountSet bool
 	// MapStore is map-store; nil when the entry has none.

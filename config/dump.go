@@ -99,6 +99,12 @@ func (c *Config) hazelcastNode() *yaml.Node {
 		if mc.SplitBrainProtectionRef != "" {
 			m.Content = append(m.Content, str("split-brain-protection-ref"), str(mc.SplitBrainProtectionRef))
 		}
+		if mc.TimeToLiveSeconds != 0 {
+			m.Content = append(m.Content, str("time-to-live-seconds"), num(mc.TimeToLiveSeconds))
+		}
+		if mc.MaxIdleSeconds != 0 {
+			m.Content = append(m.Content, str("max-idle-seconds"), num(mc.MaxIdleSeconds))
+		}
 		if ms := mc.MapStore; ms != nil {
 			store := mapping("enabled", boolean(ms.Enabled), "initial-mode", str(ms.InitialMode))
 			if ms.FactoryClassName != "" {

@@ -112,6 +112,8 @@ func readMap(name string, n node) (MapConfig, error) {
 	r.int(&mc.BackupCount, n.child("backup-count"))
 	mc.backupCountSet = !n.child("backup-count").null()
 	r.int(&mc.AsyncBackupCount, n.child("async-backup-count"))
+	r.int(&mc.TimeToLiveSeconds, n.child("time-to-live-seconds"))
+	r.int(&mc.MaxIdleSeconds, n.child("max-idle-seconds"))
 	r.str(&mc.SplitBrainProtectionRef, n.child("split-brain-protection-ref"))
 	mc.SplitBrainProtectionRef = strings.TrimSpace(mc.SplitBrainProtectionRef)
 	ms := n.child("map-store")

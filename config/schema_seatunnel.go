@@ -23,7 +23,7 @@ var engineSchema = block(map[string]*schema{
 	"job-metrics-partition-count":      noEffect,
 	"metrics-fetch-timeout-ms":         noEffect,
 	"task_execution_thread_share_mode": noEffect,
-	"history-job-expire-minutes":       noEffect,
+	"history-job-expire-minutes":       inEffect,
 	"state-cleanup-delay-millis":       noEffect,
 	"classloader-cache-mode":           noEffect,
 	"job-schedule-strategy":            noEffect,

@@ -49,7 +49,6 @@ func TestShippedConfigCurrent(t *testing.T) {
 
 	wantIgnored := []string{
 		"seatunnel.engine.classloader-cache-mode",
-		"seatunnel.engine.history-job-expire-minutes",
 		"seatunnel.engine.queue-type",
 		"seatunnel.engine.print-execution-info-interval",
 		"seatunnel.engine.print-job-metrics-info-interval",

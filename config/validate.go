@@ -242,6 +242,12 @@ func (v *validator) hazelcast(h *Hazelcast) {
 		if mc.AsyncBackupCount < 0 || mc.BackupCount+mc.AsyncBackupCount > MaxBackupCount {
 			v.add(key+".async-backup-count", "backup-count + async-backup-count must be 0..%d, got %d + %d", MaxBackupCount, mc.BackupCount, mc.AsyncBackupCount)
 		}
+		if mc.TimeToLiveSeconds < 0 {
+			v.add(key+".time-to-live-seconds", "must be 0 (never expires) or a positive number of seconds, got %d", mc.TimeToLiveSeconds)
+		}
+		if mc.MaxIdleSeconds < 0 {
+			v.add(key+".max-idle-seconds", "must be 0 (never expires) or a positive number of seconds, got %d", mc.MaxIdleSeconds)
+		}
 		if mc.MapStore != nil && mc.MapStore.Enabled {
 			v.mapStore(key+".map-store", mc.MapStore)
 		}

@@ -48,6 +48,8 @@ func TestValidateRules(t *testing.T) {
 		{"write-behind", "", mapStore(okStore, "        write-delay-seconds: 5\n"), ms + "write-delay-seconds:"},
 		{"write-batch-size", "", mapStore(okStore, "        write-batch-size: 0\n"), ms + "write-batch-size:"},
 		{"map backup-count", "", "hazelcast:\n  map:\n    m:\n      backup-count: 7\n", "hazelcast.map.m.backup-count:"},
+		{"negative time-to-live-seconds", "", "hazelcast:\n  map:\n    m:\n      time-to-live-seconds: -1\n", "hazelcast.map.m.time-to-live-seconds:"},
+		{"negative max-idle-seconds", "", "hazelcast:\n  map:\n    m:\n      max-idle-seconds: -5\n", "hazelcast.map.m.max-idle-seconds:"},
 		{"map negative backup-count", "", "hazelcast:\n  map:\n    m:\n      backup-count: -1\n", "hazelcast.map.m.backup-count:"},
 		{"backups over 6", "", "hazelcast:\n  map:\n    m:\n      backup-count: 4\n      async-backup-count: 3\n", "hazelcast.map.m.async-backup-count:"},
 		{"two stars", "", "hazelcast:\n  map:\n    a*b*: {}\n", "hazelcast.map.a*b*:"},

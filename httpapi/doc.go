@@ -4,7 +4,10 @@
 //
 //	PUT|GET|DELETE /v1/maps/{map}/entries/{key}  one entry; the key is the
 //	                                              path segment's UTF-8 bytes,
-//	                                              the value the body
+//	                                              the value the body; a PUT
+//	                                              may give ?ttl= (seconds or
+//	                                              a Go duration, 0: never
+//	                                              expires; else the map's)
 //	GET /v1/maps/{map}/entries?limit=&after=     keys in byte order, paged
 //	POST /v1/maps/{map}/locks/{key}?lease=&wait=&owner=
 //	                                              take the key's lock: 200
@@ -36,7 +39,7 @@
 //
 // A PUT answers 204 only once the write is durable and on every sync
 // backup; errors are JSON {"error": "..."} with a status that says whose
-// fault it was: 400 for a bad map name or limit, 413 for a body over the
+// fault it was: 400 for a bad map name, limit or ttl, 413 for a body over the
 // record limit, 503 while the node closes or split-brain protection
 // refuses, 504 when the owner died mid-write and the outcome is unknown.
 //

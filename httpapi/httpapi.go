@@ -113,6 +113,11 @@ func (a *api) exists(name string, found bool) bool {
 }
 
 func (a *api) put(w http.ResponseWriter, r *http.Request) {
+	ttl, hasTTL, err := parseTTL(r.URL.Query().Get("ttl"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
 	m := a.open(w, r)
 	if m == nil {
 		return
@@ -132,7 +137,12 @@ func (a *api) put(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := m.Put(ctx, r.PathValue("key"), body); err != nil {
+	if hasTTL {
+		err = m.PutWithTTL(ctx, r.PathValue("key"), body, ttl)
+	} else {
+		err = m.Put(ctx, r.PathValue("key"), body)
+	}
+	if err != nil {
 		writeError(w, err)
 		return
 	}

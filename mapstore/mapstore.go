@@ -30,6 +30,12 @@ type Record struct {
 	Key       []byte
 	Value     []byte // nil when Deleted
 	Deleted   bool
+	// Expires is the entry's absolute deadline in Unix nanoseconds (0:
+	// it never expires). It is data carried with the entry, like Value:
+	// a store keeps it and returns it, and the map treats an entry whose
+	// deadline passed as gone (see package internal/dmap, expiry.go).
+	// It never orders records; Version does.
+	Expires int64
 }
 
 // MapStore is the MapStore/MapLoader contract of Hazelcast, as SeaTunnel's

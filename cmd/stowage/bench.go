@@ -135,6 +135,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "bbolt one put per Update", b1, b1/raw)
 	fmt.Fprintf(stdout, "  stowage / bbolt Batch: %.2fx\n\n", st.PutsPerSec/bb)
 
+	say("bulk: PutAll against single puts ...")
+	bk, err := bench.Bulk(ctx, bench.LocalTarget(sub("bulk")), 1000, *valueSize, 5)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bulk, %d entries of %d B, median of %d\n", bk.Entries, *valueSize, bk.Rounds)
+	fmt.Fprintf(stdout, "  one PutAll %v, %d Puts one after the other %v, ratio %.1f\n\n",
+		bk.PutAll.Round(100*time.Microsecond), bk.Entries, bk.Puts.Round(100*time.Microsecond), float64(bk.Puts)/float64(bk.PutAll))
+
 	say("EAGER load of %d entries ...", *entries)
 	ld, err := bench.Load(ctx, bench.LocalTarget(sub("load")), *entries, *valueSize)
 	if err != nil {

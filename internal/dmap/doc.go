@@ -20,6 +20,15 @@
 // the new epoch; RewriteAbove and RecordEpochStarts keep recovery from
 // resurrecting writes that were never acknowledged.
 //
+// Expiry (expiry.go): each entry may carry an absolute deadline, set by
+// the owner from a TTL and carried with the record to the backups and
+// the store; the owner treats a dead entry as absent and removes it with
+// a versioned delete (opExpire) from its expiry loop.
+//
+// Bulk operations (bulk.go): PutAll, GetAll and RemoveAll group keys by
+// owner and send each owner one call; the owner runs each key through the
+// path above.
+//
 // Imports: backup, cluster, partition, mapstore. The root package
 // (stowage) builds an Engine from the configuration: which maps are
 // persisted and how, through Config.OpenMap.

@@ -37,6 +37,10 @@ type MapSpec struct {
 	// WriteQuorum and ReadQuorum: split-brain protection, the members that
 	// must be live for writes and for reads (0: none).
 	WriteQuorum, ReadQuorum int
+	// TTL is the time to live of an entry written without one of its
+	// own (time-to-live-seconds; 0: none); MaxIdle removes an entry not
+	// accessed for that long (max-idle-seconds; 0: none). See expiry.go.
+	TTL, MaxIdle time.Duration
 }
 
 // Config wires an Engine.
@@ -66,6 +70,10 @@ type Config struct {
 	Logger  *slog.Logger
 	// Registerer receives the engine's metrics.
 	Registerer prometheus.Registerer
+	// ExpiryInterval is how often an owner removes its expired entries
+	// (default 1 s); OnExpired, if set, is told of each removal.
+	ExpiryInterval time.Duration
+	OnExpired      ExpiredFunc
 }
 
 // Handler serves one member-protocol method: from is the caller's
@@ -127,6 +135,7 @@ func New(cfg Config) *Engine {
 func (e *Engine) Start() {
 	e.proto.Start()
 	e.proto.Go(e.sweepLocks)
+	e.proto.Go(e.runExpiry)
 }
 
 // Self is this member's id.
@@ -303,6 +312,7 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 	}
 	c := newHeldMap(e, name, e.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
 	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
+	c.exp.ttl, c.exp.maxIdle = spec.TTL, spec.MaxIdle
 	if e.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})
 	}

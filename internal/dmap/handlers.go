@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stowage/stowage/backup"
 	"github.com/stowage/stowage/cluster"
@@ -51,6 +52,7 @@ func (e *Engine) register() {
 	e.proto.Register(mTakeOvers, 0, func(context.Context, string, []byte) ([]byte, error) {
 		return cluster.Encode(e.onTakeOvers()), nil
 	})
+	e.registerBulk()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}
@@ -83,7 +85,11 @@ func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 	if err != nil {
 		return opAns{Code: codeFailed, Msg: err.Error()}
 	}
-	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version(), owner: req.Owner}
+	o := &op{kind: req.Kind, val: req.Val, del: req.Del, expOK: req.ExpOK, expVer: req.ExpVer.Version(), owner: req.Owner,
+		ttl: time.Duration(req.TTL), ttlSet: req.TTLSet}
+	if o.kind == opExpire {
+		return opAns{Code: codeFailed, Msg: "stowage: expiry is the owner's own operation"}
+	}
 	res, err := c.update(ctx, req.Key, o)
 	if err != nil {
 		a := errAns(err)

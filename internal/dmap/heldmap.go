@@ -26,10 +26,11 @@ type heldMap struct {
 	parts []*fragment
 	store mapstore.MapStore // nil: memory only
 	lazy  bool
-	sync  int // synchronous backups of this map
-	async int // asynchronous backups of this map
-	wq    int // split-brain protection: members needed for writes (0: none)
-	rq    int // and for reads
+	sync  int       // synchronous backups of this map
+	async int       // asynchronous backups of this map
+	exp   mapExpiry // time to live and max idle (expiry.go)
+	wq    int       // split-brain protection: members needed for writes (0: none)
+	rq    int       // and for reads
 	m     *metrics
 	// eager, for an EAGER map made while the node runs, is closed once
 	// its owned partitions are loaded: the first operation waits for it.
@@ -71,8 +72,10 @@ func (c *heldMap) waitEager(ctx context.Context) error {
 }
 
 type entry struct {
-	val []byte
-	ver mapstore.Version
+	val    []byte
+	ver    mapstore.Version
+	exp    int64 // expiry deadline, Unix nanoseconds (0: none); see expiry.go
+	access int64 // last access here, Unix nanoseconds (max idle; not replicated)
 }
 
 // fragment is one partition of one map on this member.
@@ -127,7 +130,7 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			if r.Deleted {
 				delete(entries, k)
 			} else {
-				entries[k] = entry{val: r.Value, ver: r.Version}
+				entries[k] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
 			}
 			return nil
 		})
@@ -147,13 +150,13 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			case r.Deleted:
 				delete(entries, string(r.Key))
 			default:
-				entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
+				entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
 			}
 			return nil
 		})
 	} else {
 		err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-			entries[string(r.Key)] = entry{val: r.Value, ver: r.Version}
+			entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
 			if maxV.Less(r.Version) {
 				maxV = r.Version
 			}
@@ -167,6 +170,10 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 		if lv := vs.LastVersion(p.id); maxV.Less(lv) {
 			maxV = lv
 		}
+	}
+	now := nowNanos()
+	for k, e := range entries {
+		entries[k] = c.stamp(e, now)
 	}
 	p.mu.Lock()
 	p.entries = entries
@@ -212,6 +219,8 @@ type op struct {
 	expVer mapstore.Version
 	fn     func(old []byte, ok bool) Decision // local only; overrides kind
 	owner  string                             // the lock owner the write acts for
+	ttl    time.Duration                      // with ttlSet: this write's time to live (0: none)
+	ttlSet bool                               // else the map's applies
 }
 
 func (o *op) decide(old []byte, ver mapstore.Version, ok bool) Decision {
@@ -256,7 +265,7 @@ func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record
 	}
 	out := make([]mapstore.Record, 0, len(p.entries))
 	for k, e := range p.entries {
-		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: []byte(k), Value: e.val})
+		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: []byte(k), Value: e.val, Expires: e.exp})
 	}
 	return out, upto, nil
 }
@@ -279,7 +288,7 @@ func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 		}
 	}
 	for k, e := range p.entries {
-		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp})
 	}
 	return mp
 }
@@ -287,8 +296,9 @@ func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 // replace installs a map partition received from another member.
 func (c *heldMap) replace(p *fragment, mp backup.MapPart) {
 	entries := make(map[string]entry, len(mp.Entries))
+	now := nowNanos()
 	for _, e := range mp.Entries {
-		entries[string(e.K)] = entry{val: e.V, ver: e.R.Version()}
+		entries[string(e.K)] = c.stamp(entry{val: e.V, ver: e.R.Version(), exp: e.X}, now)
 	}
 	p.mu.Lock()
 	p.entries = entries
@@ -315,9 +325,8 @@ func (c *heldMap) clearPart(p *fragment) {
 }
 
 func (c *heldMap) size(p *fragment) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.entries)
+	n, _ := c.sizeBytes(p)
+	return n
 }
 
 // sizeBytes counts partition p's entries and the bytes of their keys and
@@ -325,8 +334,13 @@ func (c *heldMap) size(p *fragment) int {
 func (c *heldMap) sizeBytes(p *fragment) (n int, b int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := nowNanos()
 	for k, e := range p.entries {
+		if c.dead(e, now) {
+			continue
+		}
+		n++
 		b += int64(len(k) + len(e.val))
 	}
-	return len(p.entries), b
+	return n, b
 }

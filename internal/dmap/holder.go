@@ -216,6 +216,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 		pt.ver = mapstore.Version{Epoch: epoch, Seq: pt.applied}
 		pt.ready = pt.loaded || c.store == nil
 		pt.filled = false
+		c.touchAll(pt, nowNanos())
 		pt.mu.Unlock()
 	}
 	return epoch, nil
@@ -276,7 +277,7 @@ func (h holder) RewriteAbove(ctx context.Context, p int) error {
 				e.ver = pt.ver
 				pt.entries[string(k)] = e
 			}
-			recs = append(recs, mapstore.Record{Partition: p, Version: pt.ver, Key: k, Value: e.val, Deleted: !ok})
+			recs = append(recs, mapstore.Record{Partition: p, Version: pt.ver, Key: k, Value: e.val, Deleted: !ok, Expires: e.exp})
 		}
 		pt.applied = pt.ver.Seq
 		pt.mu.Unlock()

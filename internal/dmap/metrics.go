@@ -9,6 +9,9 @@ type metrics struct {
 	batchBytes   prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	loadSeconds  *prometheus.GaugeVec
+	expired      *prometheus.CounterVec
+	bulkCalls    *prometheus.CounterVec
+	bulkKeys     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,7 +38,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		loadSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "stowage_map_load_seconds", Help: "Time spent loading a map's partitions from its map store (summed over partitions).",
 		}, []string{"map"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_map_expired_total", Help: "Entries the owner removed because their time to live or max idle time ran out.",
+		}, []string{"map"}),
+		bulkCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_bulk_calls_served_total", Help: "Bulk calls (PutAll, GetAll, RemoveAll) this member served for another member.",
+		}, []string{"map"}),
+		bulkKeys: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_bulk_keys_served_total", Help: "Keys of the bulk calls this member served for another member.",
+		}, []string{"map"}),
 	}
-	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds)
+	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds, m.expired,
+		m.bulkCalls, m.bulkKeys)
 	return m
 }

@@ -61,13 +61,21 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		p.mu.Lock()
 	}
 	prev, had := p.entries[k]
-	var d Decision
+	now := nowNanos()
+	var (
+		d    Decision
+		exp  int64
+		seen []byte
+		live bool
+	)
 	if o.kind == opLock {
+		// A lock entry has no time to live: its lease is in its value.
 		d = c.n.lockDecider(o.val)(prev.val, had)
+		seen, live = prev.val, had
 	} else {
-		d = o.decide(prev.val, prev.ver, had)
+		d, exp, seen, live = c.decideAt(o, prev, had, now)
 	}
-	res := opResult{old: prev.val, had: had, ver: prev.ver, wrote: d.Write}
+	res := opResult{old: seen, had: live, ver: prev.ver, wrote: d.Write}
 	if !d.Write || (d.Delete && !had) {
 		p.mu.Unlock()
 		return res, nil
@@ -79,7 +87,7 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	p.inflight[ver.Seq] = struct{}{}
 	p.mu.Unlock()
 
-	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.Value, Deleted: d.Delete}
+	r := mapstore.Record{Partition: p.id, Version: ver, Key: key, Value: d.Value, Deleted: d.Delete, Expires: exp}
 	err = c.replicate(ctx, p, t, r, prev, had)
 
 	p.mu.Lock()
@@ -87,7 +95,7 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		if d.Delete {
 			delete(p.entries, k)
 		} else {
-			p.entries[k] = entry{val: d.Value, ver: ver}
+			p.entries[k] = c.stamp(entry{val: d.Value, ver: ver, exp: exp}, now)
 		}
 		res.ver = ver
 	}
@@ -138,7 +146,7 @@ func (c *heldMap) read(ctx context.Context, key []byte) (entry, bool, error) {
 		return entry{}, false, err
 	}
 	p.mu.Lock()
-	e, ok := p.entries[string(key)]
+	e, ok := c.readLive(p, string(key), nowNanos())
 	p.mu.Unlock()
 	return e, ok, nil
 }
@@ -187,7 +195,7 @@ func (c *heldMap) readyPart(ctx context.Context, p *fragment) error {
 // replicated (invariant 1), a failed write changes nothing.
 func (c *heldMap) replicate(ctx context.Context, p *fragment, t partition.WriteTicket, r mapstore.Record, prev entry, had bool) error {
 	sent, err := c.n.repl.Send(ctx, t, c.sync, c.async, backup.Record{Map: c.name, P: p.id,
-		Rec: backup.Entry{K: r.Key, V: r.Value, R: backup.VerOf(r.Version), D: r.Deleted}})
+		Rec: backup.Entry{K: r.Key, V: r.Value, R: backup.VerOf(r.Version), D: r.Deleted, X: r.Expires}})
 	if err != nil {
 		return err
 	}
@@ -223,7 +231,7 @@ func (c *heldMap) undo(p *fragment, r mapstore.Record, prev entry, had bool, sen
 		p.inflight[cv.Seq] = struct{}{}
 		p.mu.Unlock()
 		comp = cv.Seq
-		cr := mapstore.Record{Partition: p.id, Version: cv, Key: r.Key, Value: prev.val, Deleted: !had}
+		cr := mapstore.Record{Partition: p.id, Version: cv, Key: r.Key, Value: prev.val, Deleted: !had, Expires: prev.exp}
 		if err := c.storeRecord(ctx, cr); err != nil {
 			c.n.log.Error("stowage: could not undo a failed write in the store; the key may show the failed value after a restart",
 				"map", c.name, "partition", p.id, "err", err)
@@ -232,7 +240,7 @@ func (c *heldMap) undo(p *fragment, r mapstore.Record, prev entry, had bool, sen
 		delete(p.inflight, cv.Seq)
 		p.mu.Unlock()
 	}
-	sent.Revert(had, backup.Entry{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver)}, comp)
+	sent.Revert(had, backup.Entry{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver), X: prev.exp}, comp)
 }
 
 // prepareMapPart makes one map's partition ready on an active owner (a

@@ -87,7 +87,8 @@ func retryable(err error) bool {
 
 // remote forwards o to the owner.
 func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byte, o *op) (opResult, error) {
-	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer), Owner: o.owner}
+	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer), Owner: o.owner,
+		TTL: int64(o.ttl), TTLSet: o.ttlSet}
 	var b []byte
 	a := e.proto.Addr(owner)
 	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
@@ -167,8 +168,12 @@ func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, erro
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	out := make([]backup.Entry, 0, len(pt.entries))
+	now := nowNanos()
 	for k, e := range pt.entries {
-		out = append(out, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+		if c.dead(e, now) {
+			continue
+		}
+		out = append(out, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp})
 	}
 	return out, nil
 }

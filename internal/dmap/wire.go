@@ -45,6 +45,10 @@ type opReq struct {
 	// Owner is the lock owner the write acts for: it passes that
 	// owner's locks of the key.
 	Owner string `msgpack:"lo,omitempty"`
+	// TTL (nanoseconds) replaces the map's time to live when TTLSet
+	// (0: never expires); the owner turns it into a deadline.
+	TTL    int64 `msgpack:"t,omitempty"`
+	TTLSet bool  `msgpack:"ts,omitempty"`
 }
 
 type opAns struct {

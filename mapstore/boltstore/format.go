@@ -14,7 +14,12 @@ const (
 	formatVersion = 1
 	metaKey       = "format"   // 6 bytes: never the 4-byte name of a partition bucket
 	versionsKey   = "versions" // sub-bucket of each partition's highest version
-	maxHeader     = 1 + 2*binary.MaxVarintLen64
+	maxHeader     = 1 + 3*binary.MaxVarintLen64
+	// valueExpires marks a stored value with a deadline: epoch, seq,
+	// then the deadline (Unix nanoseconds), then the value bytes. It is
+	// written only for entries that have one, so values without stay as
+	// formatVersion wrote them and old files read unchanged.
+	valueExpires = 2
 )
 
 // errHeader reports a value whose header cannot be read.
@@ -43,11 +48,20 @@ func decodeMeta(b []byte) (partitions int, hashID string, err error) {
 }
 
 // encodeValue is one entry's stored value: format version, uvarint epoch,
-// uvarint seq, then the value bytes.
-func encodeValue(v mapstore.Version, value []byte) []byte {
-	b := append(make([]byte, 0, maxHeader+len(value)), formatVersion)
+// uvarint seq, then the value bytes; an entry with a deadline (expires,
+// Unix nanoseconds) has valueExpires for a version and the deadline as a
+// uvarint after the seq.
+func encodeValue(v mapstore.Version, value []byte, expires int64) []byte {
+	tag := byte(formatVersion)
+	if expires != 0 {
+		tag = valueExpires
+	}
+	b := append(make([]byte, 0, maxHeader+len(value)), tag)
 	b = binary.AppendUvarint(b, v.Epoch)
 	b = binary.AppendUvarint(b, v.Seq)
+	if expires != 0 {
+		b = binary.AppendUvarint(b, uint64(expires))
+	}
 	return append(b, value...)
 }
 
@@ -74,18 +88,34 @@ func decodeVersion(b []byte) mapstore.Version {
 // decodeHeader returns the version of a stored value and where its bytes
 // start.
 func decodeHeader(b []byte) (mapstore.Version, int, error) {
-	if len(b) < 3 || b[0] != formatVersion {
-		return mapstore.Version{}, 0, errHeader
+	v, _, off, err := decodeEntry(b)
+	return v, off, err
+}
+
+// decodeEntry returns the version and deadline (0: none) of a stored
+// value and where its bytes start.
+func decodeEntry(b []byte) (mapstore.Version, int64, int, error) {
+	if len(b) < 3 || b[0] != formatVersion && b[0] != valueExpires {
+		return mapstore.Version{}, 0, 0, errHeader
 	}
 	e, n := binary.Uvarint(b[1:])
 	if n <= 0 {
-		return mapstore.Version{}, 0, errHeader
+		return mapstore.Version{}, 0, 0, errHeader
 	}
 	s, m := binary.Uvarint(b[1+n:])
 	if m <= 0 {
-		return mapstore.Version{}, 0, errHeader
+		return mapstore.Version{}, 0, 0, errHeader
 	}
-	return mapstore.Version{Epoch: e, Seq: s}, 1 + n + m, nil
+	off := 1 + n + m
+	var exp uint64
+	if b[0] == valueExpires {
+		var x int
+		if exp, x = binary.Uvarint(b[off:]); x <= 0 {
+			return mapstore.Version{}, 0, 0, errHeader
+		}
+		off += x
+	}
+	return mapstore.Version{Epoch: e, Seq: s}, int64(exp), off, nil
 }
 
 // arenaSize is the size of the blocks that keys and values read in bulk

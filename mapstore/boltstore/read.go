@@ -45,11 +45,11 @@ func (s *Store) get(b *bolt.Bucket, key []byte, a *arena) (mapstore.Record, bool
 	if v == nil {
 		return mapstore.Record{}, false, nil
 	}
-	ver, n, err := decodeHeader(v)
+	ver, exp, n, err := decodeEntry(v)
 	if err != nil {
 		return mapstore.Record{}, false, fmt.Errorf("key %s: %w", keyString(key), err)
 	}
-	return mapstore.Record{Partition: p, Version: ver, Key: a.copy(key), Value: a.copy(v[n:])}, true, nil
+	return mapstore.Record{Partition: p, Version: ver, Key: a.copy(key), Value: a.copy(v[n:]), Expires: exp}, true, nil
 }
 
 // Load implements mapstore.MapStore. A damaged stored value is an error
@@ -164,13 +164,13 @@ func (s *Store) loadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 					more = true
 					break
 				}
-				ver, n, err := decodeHeader(v)
+				ver, exp, n, err := decodeEntry(v)
 				if err != nil {
 					damaged = append(damaged, Damage{Path: s.f.path, Map: s.name, Partition: p, Key: bytes.Clone(k), Err: err})
 					last = k
 					continue
 				}
-				r := mapstore.Record{Partition: p, Version: ver, Key: a.copy(k), Value: a.copy(v[n:])}
+				r := mapstore.Record{Partition: p, Version: ver, Key: a.copy(k), Value: a.copy(v[n:]), Expires: exp}
 				recs = append(recs, r)
 				last = k
 				size += len(k) + len(v)

@@ -51,7 +51,7 @@ func (s *Store) write(ctx context.Context, op string, rs []mapstore.Record, del 
 			return fmt.Errorf("stowage/mapstore/boltstore: map %q: %s key %s: %w", s.name, op, keyString(r.Key), err)
 		}
 		if !del {
-			vals[i] = encodeValue(r.Version, r.Value)
+			vals[i] = encodeValue(r.Version, r.Value, r.Expires)
 		}
 		tops.add(r.Partition, r.Version)
 	}

@@ -18,6 +18,12 @@ const (
 	typeSnapHeader = 'S' // first frame of a snapshot: fileHeader + partition, epoch, seq
 	typeSnapChunk  = 'C' // a run of snapshot entries
 	typeSnapEnd    = 'T' // last frame of a snapshot: entry count
+
+	// Added with entry expiry (FORMAT.md, "Expiry"): written only for
+	// entries that have a deadline, so a store without them writes the
+	// same bytes as before and every older file reads unchanged.
+	typePutExp     = 'X' // a put with a deadline: partition, epoch, seq, key, expires, value
+	typeSnapChunkX = 'K' // a run of snapshot entries with deadlines
 )
 
 // FormatVersion is the version of the map directory layout and payloads.
@@ -63,21 +69,28 @@ func appendRecord(dst []byte, r *mapstore.Record, scratch []byte) ([]byte, []byt
 	p = record.AppendUvarint(p, r.Version.Seq)
 	p = record.AppendBytes(p, r.Key)
 	typ := byte(typePut)
-	if r.Deleted {
+	switch {
+	case r.Deleted:
 		typ = typeDelete
-	} else {
+	case r.Expires != 0:
+		typ = typePutExp
+		p = record.AppendUvarint(p, uint64(r.Expires))
+		p = append(p, r.Value...)
+	default:
 		p = append(p, r.Value...)
 	}
 	return record.Append(dst, typ, p), p
 }
 
-// logEntry is one decoded log record; epoch starts have Epoch set and no key.
+// logEntry is one decoded log record; epoch starts have Epoch set and no
+// key. A put with a deadline (typePutExp) decodes as typePut with exp set.
 type logEntry struct {
 	typ   byte
 	part  int
 	ver   mapstore.Version
 	key   []byte
 	value []byte
+	exp   int64 // expiry deadline, Unix nanoseconds (0: none)
 }
 
 func decodeRecord(f record.Frame) (logEntry, error) {
@@ -94,14 +107,17 @@ func (e *logEntry) decode(f record.Frame) error {
 		return errPayload
 	}
 	e.typ, e.part, e.ver = f.Type, int(part), mapstore.Version{Epoch: epoch, Seq: seq}
-	e.key, e.value = nil, nil
+	e.key, e.value, e.exp = nil, nil, 0
 	switch f.Type {
-	case typePut, typeDelete:
+	case typePut, typeDelete, typePutExp:
 		e.key = r.Bytes()
+		if f.Type == typePutExp {
+			e.typ, e.exp = typePut, int64(r.Uvarint())
+		}
 		if r.Err() != nil {
 			return errPayload
 		}
-		if f.Type == typePut {
+		if e.typ == typePut {
 			e.value = r.Rest()
 			if e.value == nil {
 				e.value = []byte{}

@@ -33,7 +33,8 @@ type segment struct {
 	// recs holds the partition's puts and deletes, in file order, each
 	// as: the type byte, then record fields: epoch, seq (uvarints), key
 	// (bytes), then for a put the value's offset in buf after the
-	// previous put's value, and its length (uvarints).
+	// previous put's value, its length and its expiry deadline (0:
+	// none) (uvarints).
 	recs   []byte
 	n      int          // records in recs
 	starts []epochStart // the partition's epoch starts
@@ -86,6 +87,7 @@ func (g *segment) add(e *logEntry, voff int64, est int, upto mapstore.Version, c
 	if e.typ == typePut {
 		b = record.AppendUvarint(b, uint64(voff-g.prevVal))
 		b = record.AppendUvarint(b, uint64(len(e.value)))
+		b = record.AppendUvarint(b, uint64(e.exp))
 		g.prevVal = voff + int64(len(e.value))
 	}
 	g.recs = b
@@ -108,9 +110,10 @@ func (c *cursor) next(e *logEntry) bool {
 	r := record.NewReader(b[1:]) // written by add: every field reads
 	e.ver.Epoch, e.ver.Seq = r.Uvarint(), r.Uvarint()
 	e.key = r.Bytes()
-	e.value = nil
+	e.value, e.exp = nil, 0
 	if e.typ == typePut {
 		d, n := r.Uvarint(), r.Uvarint()
+		e.exp = int64(r.Uvarint())
 		start := c.val + int64(d)
 		c.val = start + int64(n)
 		e.value = c.g.buf[start:c.val:c.val]

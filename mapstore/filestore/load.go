@@ -103,6 +103,7 @@ type liveEntry struct {
 	key     []byte
 	ver     mapstore.Version
 	value   []byte
+	exp     int64
 	deleted bool
 }
 
@@ -128,8 +129,8 @@ func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (ma
 	n := entries + f.count()
 	live := make(map[string]*liveEntry, n)
 	slab := make([]liveEntry, 0, n)
-	_ = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
-		slab = append(slab, liveEntry{key: key, ver: v, value: value})
+	_ = snapshotEntries(snap, func(key, value []byte, v mapstore.Version, exp int64) error {
+		slab = append(slab, liveEntry{key: key, ver: v, value: value, exp: exp})
 		live[string(key)] = &slab[len(slab)-1]
 		return nil
 	})
@@ -143,7 +144,7 @@ func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (ma
 			cur = &slab[len(slab)-1]
 			live[string(e.key)] = cur
 		}
-		cur.ver, cur.value, cur.deleted = e.ver, e.value, e.typ == typeDelete
+		cur.ver, cur.value, cur.exp, cur.deleted = e.ver, e.value, e.exp, e.typ == typeDelete
 		return nil
 	})
 	return live, err
@@ -244,14 +245,14 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 		return err
 	}
 	snap, _, upto := s.newestSnapshot(ctx, p, in.snaps)
-	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
-		return fn(mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version, exp int64) error {
+		return fn(mapstore.Record{Partition: p, Version: v, Key: key, Value: value, Expires: exp})
 	})
 	if err != nil {
 		return err
 	}
 	err = in.recs.replay(upto, func(e *logEntry) error {
-		return fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete})
+		return fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete, Expires: e.exp})
 	})
 	if err != nil {
 		return err
@@ -281,8 +282,8 @@ func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int)
 	if size != nil {
 		size(entries + in.recs.count())
 	}
-	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version) error {
-		return fn(keyString(key), mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version, exp int64) error {
+		return fn(keyString(key), mapstore.Record{Partition: p, Version: v, Key: key, Value: value, Expires: exp})
 	})
 	if err != nil {
 		return err
@@ -293,7 +294,7 @@ func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int)
 			return nil // the same write twice: the first one counts
 		}
 		prev = *e
-		return fn(keyString(e.key), mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete})
+		return fn(keyString(e.key), mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Deleted: e.typ == typeDelete, Expires: e.exp})
 	})
 	if err != nil {
 		return err
@@ -331,7 +332,7 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 		if e.deleted {
 			continue
 		}
-		if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value}); err != nil {
+		if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: e.key, Value: e.value, Expires: e.exp}); err != nil {
 			return err
 		}
 	}
@@ -412,7 +413,7 @@ func (s *Store) LoadAll(ctx context.Context, keys [][]byte) ([]mapstore.Record, 
 	for p, ks := range byPart {
 		for _, k := range ks {
 			if e := live[p][string(k)]; e != nil && !e.deleted {
-				out = append(out, mapstore.Record{Partition: p, Version: e.ver, Key: append([]byte(nil), k...), Value: append([]byte(nil), e.value...)})
+				out = append(out, mapstore.Record{Partition: p, Version: e.ver, Key: append([]byte(nil), k...), Value: append([]byte(nil), e.value...), Expires: e.exp})
 			}
 		}
 	}
@@ -459,7 +460,7 @@ func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) err
 			if e.deleted {
 				continue
 			}
-			if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: []byte(k), Value: e.value}); err != nil {
+			if err := fn(mapstore.Record{Partition: p, Version: e.ver, Key: []byte(k), Value: e.value, Expires: e.exp}); err != nil {
 				return err
 			}
 		}

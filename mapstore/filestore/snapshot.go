@@ -320,22 +320,39 @@ func encodeSnapshot(h fileHeader, p int, upto mapstore.Version, entries []mapsto
 	hp = record.AppendUvarint(hp, upto.Epoch)
 	hp = record.AppendUvarint(hp, upto.Seq)
 	out := record.Append(nil, typeSnapHeader, hp)
-	var chunk []byte
+	// Entries without a deadline go to C chunks, those with one to K
+	// chunks (the same fields with the deadline after the version).
+	var chunk, chunkX []byte
 	var live int64
 	for i := range entries {
 		e := &entries[i]
-		chunk = record.AppendBytes(chunk, e.Key)
-		chunk = record.AppendUvarint(chunk, e.Version.Epoch)
-		chunk = record.AppendUvarint(chunk, e.Version.Seq)
-		chunk = record.AppendBytes(chunk, e.Value)
+		if e.Expires != 0 {
+			chunkX = record.AppendBytes(chunkX, e.Key)
+			chunkX = record.AppendUvarint(chunkX, e.Version.Epoch)
+			chunkX = record.AppendUvarint(chunkX, e.Version.Seq)
+			chunkX = record.AppendUvarint(chunkX, uint64(e.Expires))
+			chunkX = record.AppendBytes(chunkX, e.Value)
+		} else {
+			chunk = record.AppendBytes(chunk, e.Key)
+			chunk = record.AppendUvarint(chunk, e.Version.Epoch)
+			chunk = record.AppendUvarint(chunk, e.Version.Seq)
+			chunk = record.AppendBytes(chunk, e.Value)
+		}
 		live += int64(len(e.Key) + len(e.Value))
 		if len(chunk) >= snapChunk {
 			out = record.Append(out, typeSnapChunk, chunk)
 			chunk = chunk[:0]
 		}
+		if len(chunkX) >= snapChunk {
+			out = record.Append(out, typeSnapChunkX, chunkX)
+			chunkX = chunkX[:0]
+		}
 	}
 	if len(chunk) > 0 {
 		out = record.Append(out, typeSnapChunk, chunk)
+	}
+	if len(chunkX) > 0 {
+		out = record.Append(out, typeSnapChunkX, chunkX)
 	}
 	out = record.Append(out, typeSnapEnd, record.AppendUvarint(nil, uint64(len(entries))))
 	return out, live
@@ -370,11 +387,14 @@ func checkSnapshot(buf []byte, p, parts int) (int, error) {
 				return 0, fmt.Errorf("header does not match partition %d of %d", p, parts)
 			}
 			state = 1
-		case state == 1 && f.Type == typeSnapChunk:
+		case state == 1 && (f.Type == typeSnapChunk || f.Type == typeSnapChunkX):
 			for r.Len() > 0 {
 				r.Bytes()
 				r.Uvarint()
 				r.Uvarint()
+				if f.Type == typeSnapChunkX {
+					r.Uvarint()
+				}
 				r.Bytes()
 				if r.Err() == nil {
 					count++
@@ -404,19 +424,23 @@ func checkSnapshot(buf []byte, p, parts int) (int, error) {
 
 // snapshotEntries calls fn with each entry of a snapshot checkSnapshot
 // accepted, in order; key and value alias buf.
-func snapshotEntries(buf []byte, fn func(key, value []byte, v mapstore.Version) error) error {
+func snapshotEntries(buf []byte, fn func(key, value []byte, v mapstore.Version, exp int64) error) error {
 	for off := 0; off+record.HeaderSize <= len(buf); {
 		n := int(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
 		typ, end := buf[off+3], off+record.HeaderSize+n
 		r := record.NewReader(buf[off+record.HeaderSize : end : end])
 		off = end
-		if typ != typeSnapChunk {
+		if typ != typeSnapChunk && typ != typeSnapChunkX {
 			continue
 		}
 		for r.Len() > 0 {
 			key := r.Bytes()
 			v := mapstore.Version{Epoch: r.Uvarint(), Seq: r.Uvarint()}
-			if err := fn(key, r.Bytes(), v); err != nil {
+			var exp int64
+			if typ == typeSnapChunkX {
+				exp = int64(r.Uvarint())
+			}
+			if err := fn(key, r.Bytes(), v, exp); err != nil {
 				return err
 			}
 		}
@@ -431,8 +455,8 @@ func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
 		return nil, err
 	}
 	out := make([]mapstore.Record, 0, n)
-	err = snapshotEntries(buf, func(key, value []byte, v mapstore.Version) error {
-		out = append(out, mapstore.Record{Partition: p, Version: v, Key: key, Value: value})
+	err = snapshotEntries(buf, func(key, value []byte, v mapstore.Version, exp int64) error {
+		out = append(out, mapstore.Record{Partition: p, Version: v, Key: key, Value: value, Expires: exp})
 		return nil
 	})
 	return out, err
@@ -461,7 +485,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 				continue
 			}
 			np := keyhash.Partition([]byte(k), s.parts)
-			newParts[np] = append(newParts[np], mapstore.Record{Partition: np, Key: []byte(k), Value: e.value})
+			newParts[np] = append(newParts[np], mapstore.Record{Partition: np, Key: []byte(k), Value: e.value, Expires: e.exp})
 		}
 	}
 	gen := m.Gen + 1
