@@ -75,12 +75,16 @@
 //     (hazelcast.initial.min.cluster.sise): that is refused as misspelt.
 //   - Security switches stowage does not implement are refused when on
 //     (ErrUnsupported), as open-source Hazelcast refuses Enterprise
-//     security: hazelcast.security.enabled, network.ssl.enabled and
-//     network.symmetric-encryption.enabled (also inside
-//     advanced-network), hazelcast-client network.ssl.enabled, and
+//     security: hazelcast.security.enabled,
+//     network.symmetric-encryption.enabled and the ssl of
+//     advanced-network, hazelcast-client network.ssl.enabled, and
 //     seatunnel.engine.http enable-https and enable-basic-auth. The
 //     message says to turn them off and firewall the member ports. Off,
 //     they are accepted.
+//   - hazelcast.network.ssl is implemented (MemberSSL, member_security.go):
+//     PEM files or a shared cluster secret; Java key stores, encrypted
+//     keys, protocols other than TLS 1.3 and optional mutual
+//     authentication are refused, naming what to use instead.
 //   - A key with no value (`namespace:` followed by a comment, as in the
 //     documents' templates) keeps its default. In plugin-config and
 //     map-store properties such keys are left out; nested mappings are
