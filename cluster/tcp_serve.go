@@ -69,7 +69,15 @@ func (t *TCPTransport) handshake(conn net.Conn) (*x509.Certificate, net.Conn) {
 	ctx, cancel := context.WithTimeout(t.ctx, t.opts.HandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
-		if t.ctx.Err() == nil {
+		var rh tls.RecordHeaderError
+		switch {
+		case t.ctx.Err() != nil:
+		case errors.As(err, &rh):
+			// Not TLS at all: a member without hazelcast.network.ssl, or
+			// a stranger. Members with and without it do not talk.
+			t.log.Warn("member connection refused: the peer does not speak TLS; every member needs hazelcast.network.ssl with the same credentials (it cannot be turned on one member at a time)",
+				"remote", conn.RemoteAddr().String())
+		default:
 			t.log.Warn("member connection refused: authentication failed", "remote", conn.RemoteAddr().String(), "err", err)
 		}
 		conn.Close()

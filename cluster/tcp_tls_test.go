@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,5 +204,54 @@ func TestTLSHandshakeDeadline(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(longStop))
 	if _, err := io.ReadAll(conn); err != nil {
 		t.Fatalf("the silent connection was not closed by the member: %v", err)
+	}
+}
+
+// TestMaxStreamsPerConnection: one connection has at most MaxStreams
+// handlers running; the other calls wait and are served later.
+func TestMaxStreamsPerConnection(t *testing.T) {
+	srv := listenTCP(t, cluster.TCPOptions{MaxStreams: 2})
+	cli := listenTCP(t, cluster.TCPOptions{})
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	srv.SetHandler(func(ctx context.Context, _, _ string, _ []byte) ([]byte, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	const calls = 6
+	errs := make(chan error, calls)
+	for range calls {
+		go func() {
+			_, err := cli.Call(callCtx(t), srv.Addr(), "slow", nil)
+			errs <- err
+		}()
+	}
+	deadline := time.Now().Add(longStop)
+	for running.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first two calls did not start")
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	time.Sleep(200 * time.Millisecond) // room for more handlers to start, were they allowed
+	close(release)
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if m := most.Load(); m != 2 {
+		t.Errorf("at most %d handlers ran at once on one connection, want 2", m)
 	}
 }
