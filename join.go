@@ -88,8 +88,10 @@ func (n *Node) memberSecurity() (*cluster.Security, error) {
 		return nil, fmt.Errorf("stowage: hazelcast.network.ssl.enabled is true but there is no credential: give properties.keyCertChainFile, keyFile and trustCertCollectionFile, or properties.cluster-secret-file, or set %s", config.ClusterSecretEnv)
 	}
 	if secret == nil {
-		n.log.Warn("stowage: member TLS with certificates but no cluster secret: memberlist's gossip is neither encrypted nor authenticated; give a cluster-secret-file to key it",
-			"key", "hazelcast.network.ssl.properties.cluster-secret-file")
+		// Certificates authenticate the transport, not memberlist: without
+		// a gossip key a stranger could still enter the membership view
+		// and be given partitions it cannot serve.
+		return nil, fmt.Errorf("stowage: hazelcast.network.ssl with certificates needs a cluster secret as well, which keys memberlist's gossip: give properties.cluster-secret-file or set %s", config.ClusterSecretEnv)
 	}
 	return &cluster.Security{CertFile: ssl.CertFile, KeyFile: ssl.KeyFile, CAFile: ssl.CAFile, AllowedSANs: ssl.AllowedSANs, Secret: secret}, nil
 }

@@ -24,15 +24,15 @@ import (
 //	        keyFile: /etc/stowage/member-key.pem
 //	        trustCertCollectionFile: /etc/stowage/ca.pem
 //	        allowed-sans: member-1.example, member-2.example  # optional
-//	        cluster-secret-file: /etc/stowage/cluster.secret  # shared-secret mode
+//	        cluster-secret-file: /etc/stowage/cluster.secret  # gossip key; alone: shared-secret mode
 //
 // With the three files, each member proves itself with its certificate
 // and accepts peers whose certificate chains to the CA (and names one of
 // allowed-sans, when given). Without them, the shared secret is read from
 // cluster-secret-file, else from the environment variable
 // STOWAGE_CLUSTER_SECRET; both the transport's certificate authority and
-// the gossip key are derived from it. A secret may be given with the
-// files too: it then keys the gossip.
+// the gossip key are derived from it. With the files the secret is
+// needed too: it then keys the gossip only.
 type MemberSSL struct {
 	// Enabled is ssl.enabled. Default false.
 	Enabled bool
