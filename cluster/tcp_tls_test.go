@@ -10,10 +10,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -253,5 +255,23 @@ func TestMaxStreamsPerConnection(t *testing.T) {
 	}
 	if m := most.Load(); m != 2 {
 		t.Errorf("at most %d handlers ran at once on one connection, want 2", m)
+	}
+}
+
+// TestTLSRollingEnablementRefused: a member without TLS calling one with
+// it is refused, and the member with TLS says why in its log, with the
+// secret nowhere in it: TLS is turned on for every member at once
+// (docs/security.md).
+func TestTLSRollingEnablementRefused(t *testing.T) {
+	rec := newRecorder()
+	srv := listenTCP(t, cluster.TCPOptions{Security: &cluster.Security{Secret: secretA}, Logger: slog.New(rec)})
+	echoFrom(srv)
+	plain := listenTCP(t, cluster.TCPOptions{})
+	if _, err := plain.Call(callCtx(t), srv.Addr(), "who", nil); err == nil {
+		t.Fatal("a member without TLS was served")
+	}
+	line := rec.wait(t, "does not speak TLS", "every member needs hazelcast.network.ssl")
+	if strings.Contains(line, string(secretA)) {
+		t.Errorf("the log shows the secret: %s", line)
 	}
 }
