@@ -155,3 +155,31 @@ func TestSecureDispatchServesMembersOnly(t *testing.T) {
 		t.Fatalf("x stating the master's address installed a table: %v, version %d", err, c[1].pr.TableVersion())
 	}
 }
+
+// TestUnauthenticatedMemberTakenAsGone: a node in the view whose
+// transport cannot prove it is a member (another secret: it got into the
+// gossip but has no certificate of the cluster's) is left out of the
+// members the tables are made for.
+func TestUnauthenticatedMemberTakenAsGone(t *testing.T) {
+	good, err := ListenTCP("127.0.0.1:0", TCPOptions{Security: &Security{Secret: []byte("a shared secret of the cluster, 1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := ListenTCP("127.0.0.1:0", TCPOptions{Security: &Security{Secret: []byte("another secret, another cluster")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := Member{ID: "x", RPC: stranger.Addr(), Started: time.Unix(1, 0)} // the oldest
+	a := Member{ID: "a", RPC: good.Addr(), Started: time.Unix(2, 0)}
+	c := dispatchCluster(t, []Transport{stranger, good}, []Member{x, a})
+	pa := c[1].pr
+	pa.Members() // learns the addresses, as Start does
+	_, err = pa.Call(testCtx(t), x.RPC, mGetTab, nil)
+	if !errors.Is(err, ErrAuthFailed) || !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("call to the stranger: %v, want ErrAuthFailed and ErrUnreachable", err)
+	}
+	ms := pa.Members()
+	if len(ms) != 1 || ms[0].ID != "a" {
+		t.Fatalf("members after the failed handshake: %v, want a alone (a the master)", ms)
+	}
+}

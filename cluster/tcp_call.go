@@ -183,6 +183,10 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			var rh tls.RecordHeaderError
+			if errors.As(err, &rh) { // the peer does not speak TLS
+				err = fmt.Errorf("%w: %w", ErrAuthFailed, err)
+			}
 			return nil, unreachable(addr, fmt.Errorf("member TLS handshake: %w", err))
 		}
 		conn = tc

@@ -261,10 +261,10 @@ func (st *tlsState) clientConfig(addr string) *tls.Config {
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			leaf, err := st.verify(cs.PeerCertificates)
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %w", ErrAuthFailed, err)
 			}
 			if !st.names(leaf, addr) {
-				return fmt.Errorf("the certificate of the member at %s does not name that address", addr)
+				return fmt.Errorf("%w: the certificate of the member at %s does not name that address", ErrAuthFailed, addr)
 			}
 			return nil
 		},

@@ -61,6 +61,10 @@ var (
 	// ErrNotMember: the caller is not a member this member accepts
 	// calls from (not authenticated as one, or not in its view).
 	ErrNotMember = errors.New("stowage/cluster: the caller is not a member")
+	// ErrAuthFailed: the member at the address called did not prove it is
+	// a member (its certificate is not the cluster's, or names another
+	// address). It wraps into ErrUnreachable: nothing was sent.
+	ErrAuthFailed = errors.New("stowage/cluster: the member called did not authenticate")
 	// ErrTooLarge: a request or answer is over MaxMessageSize.
 	ErrTooLarge = errors.New("stowage/cluster: message too large")
 )
