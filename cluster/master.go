@@ -212,7 +212,7 @@ func (pr *Protocol) publish(ms []Member, t *partition.Table) {
 // noteTable is called with the table version a caller sent: a newer one
 // is fetched from it before the call is served.
 func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
-	if tv <= pr.TableVersion() || pr.tr == nil {
+	if tv <= pr.TableVersion() || tv > MaxTableVersion || pr.tr == nil {
 		return
 	}
 	b, err := pr.Call(ctx, from, mGetTab, nil)
