@@ -52,14 +52,18 @@ func (n *Node) joinCluster(ctx context.Context) (cluster.View, cluster.Transport
 		}
 		tport = p
 	}
-	tr, err := cluster.ListenTCP(net.JoinHostPort(host, strconv.Itoa(tport)), cluster.TCPOptions{Logger: n.log})
+	sec, err := n.memberSecurity()
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := cluster.ListenTCP(net.JoinHostPort(host, strconv.Itoa(tport)), cluster.TCPOptions{Logger: n.log, Security: sec})
 	if err != nil {
 		return nil, nil, fmt.Errorf("stowage: member transport: %w", err)
 	}
 	clu, err := cluster.Join(ctx, cluster.Config{
 		ClusterName: n.cfg.Hazelcast.ClusterName, BindAddr: host, Port: nw.Port,
 		PortAutoIncrement: nw.PortAutoIncrement, PortCount: nw.PortCount, MemberList: nw.MemberList,
-		RPCAddr: tr.Addr(), Run: run, Logger: n.log, Timing: n.opts.hooks().Timing,
+		RPCAddr: tr.Addr(), Run: run, Logger: n.log, Timing: n.opts.hooks().Timing, GossipKey: sec.GossipKey(),
 	})
 	if err != nil {
 		tr.Close()
@@ -67,6 +71,29 @@ func (n *Node) joinCluster(ctx context.Context) (cluster.View, cluster.Transport
 	}
 	n.clu, n.tr, n.ownT = clu, tr, true
 	return clu, tr, nil
+}
+
+// memberSecurity is hazelcast.network.ssl as the transport takes it; nil
+// when it is off.
+func (n *Node) memberSecurity() (*cluster.Security, error) {
+	ssl := n.cfg.Hazelcast.Network.SSL
+	if !ssl.Enabled {
+		return nil, nil
+	}
+	secret, err := ssl.Secret()
+	if err != nil {
+		return nil, fmt.Errorf("stowage: %w", err)
+	}
+	if !ssl.PKI() && secret == nil {
+		return nil, fmt.Errorf("stowage: hazelcast.network.ssl.enabled is true but there is no credential: give properties.keyCertChainFile, keyFile and trustCertCollectionFile, or properties.cluster-secret-file, or set %s", config.ClusterSecretEnv)
+	}
+	if secret == nil {
+		// Certificates authenticate the transport, not memberlist: without
+		// a gossip key a stranger could still enter the membership view
+		// and be given partitions it cannot serve.
+		return nil, fmt.Errorf("stowage: hazelcast.network.ssl with certificates needs a cluster secret as well, which keys memberlist's gossip: give properties.cluster-secret-file or set %s", config.ClusterSecretEnv)
+	}
+	return &cluster.Security{CertFile: ssl.CertFile, KeyFile: ssl.KeyFile, CAFile: ssl.CAFile, AllowedSANs: ssl.AllowedSANs, Secret: secret}, nil
 }
 
 // bindHost is the address this member listens and is reached at:

@@ -15,7 +15,7 @@ import (
 func (r *Replicator) register() {
 	r.p.Register(mBackup, cluster.CheckTable, r.serveRecord(false))
 	r.p.Register(mRevert, cluster.CheckTable, r.serveRecord(true))
-	r.p.Register(mFill, cluster.CheckTable, func(ctx context.Context, from string, body []byte) ([]byte, error) {
+	r.p.RegisterReplicated(mFill, cluster.CheckTable, fillParts, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var req fillReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
@@ -34,20 +34,45 @@ func (r *Replicator) register() {
 		}
 		return cluster.Encode(statusAns{TV: r.p.TableVersion(), St: r.localStatus(req.Parts, false)}), nil
 	})
-	r.p.Register(mTake, cluster.CheckTable, func(ctx context.Context, from string, body []byte) ([]byte, error) {
+	r.p.RegisterReplicated(mTake, cluster.CheckTable, takeParts, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var req takeReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
 		return cluster.Encode(r.onTake(ctx, from, &req)), nil
 	})
-	r.p.Register(mRelease, cluster.CheckTable, func(ctx context.Context, from string, body []byte) ([]byte, error) {
+	r.p.RegisterReplicated(mRelease, cluster.CheckTable, releaseParts, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var req releaseReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
 		}
 		return cluster.Encode(r.onRelease(from, &req)), nil
 	})
+}
+
+// The partitions of a fill, take and release, which the dispatcher
+// serves only to a member the table names as their replica.
+func fillParts(body []byte) ([]int, error) {
+	// Only the partition number is decoded; the maps are skipped.
+	var req struct {
+		Data struct {
+			P int `msgpack:"p"`
+		} `msgpack:"d"`
+	}
+	err := cluster.Decode(body, &req)
+	return []int{req.Data.P}, err
+}
+
+func takeParts(body []byte) ([]int, error) {
+	var req takeReq
+	err := cluster.Decode(body, &req)
+	return req.Parts, err
+}
+
+func releaseParts(body []byte) ([]int, error) {
+	var req releaseReq
+	err := cluster.Decode(body, &req)
+	return []int{req.P}, err
 }
 
 // serveRecord applies a record (or its revert) sent by the partition's

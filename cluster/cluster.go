@@ -168,6 +168,10 @@ func (c *Cluster) create(port int) error {
 	if t.SuspicionMult > 0 {
 		mc.SuspicionMult = t.SuspicionMult
 	}
+	if len(c.cfg.GossipKey) > 0 {
+		mc.SecretKey = c.cfg.GossipKey
+		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
+	}
 	d := &delegate{c: c, start: start}
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Ping = d, d, d, d, d
 	mc.Logger = log.New(logWriter{l: c.cfg.Logger, suspect: c.suspectProbe}, "", 0)

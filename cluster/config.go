@@ -40,6 +40,10 @@ type Config struct {
 	// returns once this many members (itself included) are visible.
 	// Default 1.
 	InitialMinClusterSize int
+	// GossipKey, when set (16, 24 or 32 bytes, e.g. Security.GossipKey),
+	// encrypts and authenticates every memberlist message, both ways: a
+	// node without the key is neither heard nor answered.
+	GossipKey []byte
 	// Logger receives membership events and memberlist's own log lines;
 	// nil discards them.
 	Logger *slog.Logger
@@ -134,6 +138,9 @@ func (c Config) Validate() error {
 	}
 	if c.InitialMinClusterSize < 0 {
 		errs = append(errs, fmt.Errorf("stowage/cluster: hazelcast.initial.min.cluster.size %d is negative", c.InitialMinClusterSize))
+	}
+	if n := len(c.GossipKey); n != 0 && n != 16 && n != 24 && n != 32 {
+		errs = append(errs, fmt.Errorf("stowage/cluster: gossip key is %d bytes; 16, 24 or 32", n))
 	}
 	for _, e := range c.MemberList {
 		if _, err := expand(e, c.Port); err != nil {

@@ -84,7 +84,9 @@ func (d *delegate) check(n *memberlist.Node) error {
 	name := m.cluster
 	want := d.c.cfg.ClusterName
 	if err == nil && name == want {
-		return nil
+		if err = plausibleStart(m.start); err == nil {
+			return nil
+		}
 	}
 	reason := fmt.Sprintf("cluster-name %q differs from ours %q", name, want)
 	if err != nil {
@@ -101,4 +103,19 @@ func (d *delegate) check(n *memberlist.Node) error {
 		return fmt.Errorf("stowage/cluster: member %s refused: %w", n.Name, err)
 	}
 	return fmt.Errorf("stowage/cluster: member %s refused: cluster-name %q, want %q", n.Name, name, want)
+}
+
+// earliestStart is before any stowage member ran.
+var earliestStart = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// plausibleStart refuses a start time no member can have: the oldest
+// member is the master, so a node claiming to have started in 1970 (or
+// far in the future, to stay out of it) would take or dodge the role. It
+// does not stop a node that holds the gossip key from claiming a
+// plausible time: that is what the key is for.
+func plausibleStart(start time.Time) error {
+	if start.Before(earliestStart) || start.After(time.Now().Add(time.Hour)) {
+		return fmt.Errorf("stowage/cluster: member metadata claims a start time of %s", start.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }

@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/stowage/stowage/partition"
@@ -25,6 +28,7 @@ const CheckTable Checks = 1 << iota
 type method struct {
 	handle MethodHandler
 	checks Checks
+	parts  func(body []byte) ([]int, error) // RegisterReplicated
 }
 
 // Register makes the protocol serve a method. Register every method
@@ -34,6 +38,51 @@ func (pr *Protocol) Register(name string, checks Checks, h MethodHandler) {
 		panic("stowage/cluster: method " + name + " registered twice")
 	}
 	pr.methods[name] = method{handle: h, checks: checks}
+}
+
+// RegisterReplicated registers a method served only to a replica of the
+// partitions the request names: parts reads them from the request. A
+// caller that the current table does not name in the replica set of
+// each of them is refused before the handler runs.
+func (pr *Protocol) RegisterReplicated(name string, checks Checks, parts func(body []byte) ([]int, error), h MethodHandler) {
+	pr.Register(name, checks, h)
+	m := pr.methods[name]
+	m.parts = parts
+	pr.methods[name] = m
+}
+
+// secure reports whether the transport authenticates its callers.
+func (pr *Protocol) secure() bool {
+	s, ok := pr.tr.(interface{ Secure() bool })
+	return ok && s.Secure()
+}
+
+// callerID is the member id of the caller at transport address from, ""
+// when no member of the view has that address.
+func (pr *Protocol) callerID(from string) string {
+	if id := pr.IDOf(from); id != "" && pr.IsLive(id) {
+		return id
+	}
+	for _, m := range pr.view.Members() {
+		if m.RPC == from {
+			pr.mu.Lock()
+			pr.addrs[m.ID] = m.RPC
+			pr.mu.Unlock()
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// isMaster reports whether member id is the master of this member's
+// view: the oldest member, or the oldest of those whose transport
+// answers.
+func (pr *Protocol) isMaster(id string) bool {
+	if ms := pr.view.Members(); len(ms) > 0 && ms[0].ID == id {
+		return true
+	}
+	ms := pr.Members()
+	return len(ms) > 0 && ms[0].ID == id
 }
 
 // dispatch is the one entry of every call from another member: it reads
@@ -48,11 +97,58 @@ func (pr *Protocol) dispatch(ctx context.Context, from, name string, body []byte
 	if err != nil {
 		return nil, err
 	}
+	// With an authenticating transport, from is the caller proven by its
+	// connection: only the members of this member's view are served.
+	id := ""
+	if pr.secure() {
+		if id = pr.callerID(from); id == "" {
+			pr.log.Warn("stowage: call refused: the caller is not a member", "method", name, "from", from)
+			return nil, ErrNotMember
+		}
+	}
 	if m.checks&CheckTable != 0 {
 		pr.NoteTable(ctx, from, h.tableVersion)
 	}
+	if m.parts != nil {
+		if err := pr.checkReplica(from, id, name, m.parts, req); err != nil {
+			return nil, err
+		}
+	}
 	return m.handle(ctx, from, req)
 }
+
+// checkReplica refuses a caller that is not in the replica set of every
+// partition the request names, in this member's current table.
+func (pr *Protocol) checkReplica(from, id, name string, parts func([]byte) ([]int, error), req []byte) error {
+	ps, err := parts(req)
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		id = pr.callerID(from)
+	}
+	t, _ := pr.Table()
+	for _, p := range ps {
+		if p < 0 || p >= pr.count {
+			return fmt.Errorf("%w: partition %d out of range", ErrBadMessage, p)
+		}
+		if t == nil || id == "" || !slices.Contains(t.Owners[p], id) {
+			return fmt.Errorf("%w: %s of partition %d from %s, which the table does not name as its replica", ErrNotReplica, name, p, from)
+		}
+	}
+	return nil
+}
+
+// Errors of the dispatcher's checks.
+var (
+	ErrNotMaster  = errors.New("stowage/cluster: the caller is not the master")
+	ErrNotReplica = errors.New("stowage/cluster: the caller is not a replica of the partition")
+)
+
+// MaxTableVersion is the highest table version a member installs: far
+// more versions than a cluster makes, and far enough from the top of
+// int64 that the next version cannot overflow.
+const MaxTableVersion = math.MaxInt64 / 2
 
 // Methods of the protocol itself.
 const (
@@ -99,10 +195,17 @@ func (pr *Protocol) registerOwn() {
 		}
 		return Encode(pr.onPoll(ctx, &req)), nil
 	})
-	pr.Register(mTable, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	pr.Register(mTable, 0, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var tm tableMsg
 		if err := Decode(body, &tm); err != nil {
 			return nil, err
+		}
+		// Tables are pushed by the master alone.
+		if id := pr.callerID(from); id == "" || !pr.isMaster(id) {
+			return nil, fmt.Errorf("%w: a table from %s, which is not the master here", ErrNotMaster, from)
+		}
+		if tm.Version > MaxTableVersion {
+			return nil, fmt.Errorf("%w: table version %d is over %d", ErrBadMessage, tm.Version, int64(MaxTableVersion))
 		}
 		pr.install(tm.table())
 		if t, _ := pr.Table(); t != nil && t.Version > tm.Version {

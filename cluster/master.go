@@ -55,7 +55,7 @@ func (pr *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 // install makes t the current table if it is newer, and hands it to the
 // layer above (onTable).
 func (pr *Protocol) install(t *partition.Table) bool {
-	if t == nil || len(t.Owners) != pr.count {
+	if t == nil || len(t.Owners) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
 		return false
 	}
 	// Tables are installed one at a time, so that the layer above never
@@ -212,7 +212,7 @@ func (pr *Protocol) publish(ms []Member, t *partition.Table) {
 // noteTable is called with the table version a caller sent: a newer one
 // is fetched from it before the call is served.
 func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
-	if tv <= pr.TableVersion() || pr.tr == nil {
+	if tv <= pr.TableVersion() || tv > MaxTableVersion || pr.tr == nil {
 		return
 	}
 	b, err := pr.Call(ctx, from, mGetTab, nil)

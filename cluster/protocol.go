@@ -266,7 +266,7 @@ func (pr *Protocol) recheckDown() {
 		pr.mu.Lock()
 		if err == nil {
 			delete(pr.down, id)
-		} else if errors.Is(err, syscall.ECONNREFUSED) {
+		} else if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrAuthFailed) {
 			pr.down[id] = time.Now()
 		}
 		pr.mu.Unlock()
@@ -331,7 +331,10 @@ func (pr *Protocol) callFramed(ctx context.Context, addr, method string, framed 
 		return nil, fmt.Errorf("%w: a member alone has no transport", ErrUnreachable)
 	}
 	b, err := pr.tr.Call(ctx, addr, method, framed)
-	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+	if err != nil && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrAuthFailed)) {
+		// Nothing listens there, or what does is not a member (a node
+		// that got into the gossip without a certificate of the
+		// cluster's): either way it cannot serve partitions.
 		pr.noteRefused(addr)
 	}
 	return b, err

@@ -41,6 +41,19 @@ type TCPOptions struct {
 	// this one calls; default the address actually listened on. Set it
 	// when listening on a wildcard address such as ":5802".
 	Advertise string
+	// Security, when enabled, makes every connection TLS 1.3 with
+	// certificates on both ends (see Security); a handler's from is then
+	// the authenticated peer's address, never the one the frame states.
+	Security *Security
+	// HandshakeTimeout bounds the TLS handshake of a connection, either
+	// way; default 10 s.
+	HandshakeTimeout time.Duration
+	// MaxHandshakes caps the incoming connections not yet authenticated;
+	// more are closed at once. Default 64.
+	MaxHandshakes int
+	// MaxStreams caps the calls one incoming connection has served at
+	// once; further ones wait. Default 512.
+	MaxStreams int
 
 	// maxMessage lowers MaxMessageSize; tests set it so that they need
 	// not allocate a whole MaxMessageSize message.
@@ -65,6 +78,15 @@ func (o TCPOptions) withDefaults() TCPOptions {
 	if o.StreamWindow == 0 {
 		o.StreamWindow = 1 << 20
 	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = 10 * time.Second
+	}
+	if o.MaxHandshakes == 0 {
+		o.MaxHandshakes = 64
+	}
+	if o.MaxStreams == 0 {
+		o.MaxStreams = 512
+	}
 	if o.maxMessage == 0 {
 		o.maxMessage = MaxMessageSize
 	}
@@ -84,6 +106,12 @@ func (o TCPOptions) validate() error {
 	}
 	if o.StreamWindow < minStreamWindow || o.StreamWindow > 1<<30 {
 		errs = append(errs, fmt.Errorf("stowage/cluster: stream window %d out of range [%d, %d]", o.StreamWindow, minStreamWindow, 1<<30))
+	}
+	if o.HandshakeTimeout < 0 || o.MaxHandshakes < 0 || o.MaxStreams < 0 {
+		errs = append(errs, errors.New("stowage/cluster: handshake timeout, handshake cap and stream cap must not be negative"))
+	}
+	if err := o.Security.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -109,6 +137,8 @@ type TCPTransport struct {
 	cancel context.CancelFunc
 
 	handler atomic.Pointer[Handler]
+	tls     *tlsState     // nil without Security
+	hsSlots chan struct{} // a token per handshake in progress
 
 	mu      sync.Mutex
 	closed  bool
@@ -125,6 +155,13 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
+	}
+	var ts *tlsState
+	if opts.Security.Enabled() {
+		var err error
+		if ts, err = newTLSState(opts.Security); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -152,9 +189,19 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 		cancel:  cancel,
 		peers:   map[string]*peer{},
 		inbound: map[*yamux.Session]struct{}{},
+		tls:     ts,
+		hsSlots: make(chan struct{}, opts.MaxHandshakes),
 	}
 	if t.addr == "" {
 		t.addr = ln.Addr().String()
+	}
+	if ts != nil {
+		ts.addr = t.addr
+		if _, err := ts.certificate(); err != nil {
+			ln.Close()
+			cancel()
+			return nil, err
+		}
 	}
 	t.wg.Add(1)
 	go t.acceptLoop()
@@ -164,6 +211,10 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 // Addr implements Transport: the address listened on, or
 // TCPOptions.Advertise.
 func (t *TCPTransport) Addr() string { return t.addr }
+
+// Secure reports whether the transport authenticates its peers: a
+// handler's from is then the authenticated caller.
+func (t *TCPTransport) Secure() bool { return t.tls != nil }
 
 // SetHandler implements Transport.
 func (t *TCPTransport) SetHandler(h Handler) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -171,6 +172,24 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 			err = errTransportClosed
 		}
 		return nil, unreachable(addr, err)
+	}
+	if t.tls != nil {
+		hctx, hcancel := context.WithTimeout(dctx, t.opts.HandshakeTimeout)
+		tc := tls.Client(conn, t.tls.clientConfig(addr))
+		err := tc.HandshakeContext(hctx)
+		hcancel()
+		if err != nil {
+			conn.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var rh tls.RecordHeaderError
+			if errors.As(err, &rh) { // the peer does not speak TLS
+				err = fmt.Errorf("%w: %w", ErrAuthFailed, err)
+			}
+			return nil, unreachable(addr, fmt.Errorf("member TLS handshake: %w", err))
+		}
+		conn = tc
 	}
 	sess, err := yamux.Client(conn, t.ymx)
 	if err != nil { // only on a bad config, checked in ListenTCP

@@ -7,3 +7,12 @@ func WithMaxMessageSize(opts TCPOptions, n int) TCPOptions {
 	opts.maxMessage = n
 	return opts
 }
+
+// SetCertAddr makes a shared-secret transport present a certificate
+// naming addr instead of its own address, while its frames still state
+// its own: a member that writes one sender and proves another.
+func SetCertAddr(t *TCPTransport, addr string) {
+	t.tls.mu.Lock()
+	t.tls.addr, t.tls.leaf = addr, nil
+	t.tls.mu.Unlock()
+}

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"time"
@@ -34,28 +37,80 @@ func (t *TCPTransport) acceptLoop() {
 			continue
 		}
 		backoff = 0
-		sess, err := yamux.Server(conn, t.ymx)
-		if err != nil { // only on a bad config, checked in ListenTCP
+		if t.tls == nil {
+			t.startSession(conn, nil)
+			continue
+		}
+		// The handshake runs on its own goroutine, bounded in time, and
+		// only so many at once: a peer that connects and says nothing
+		// holds a slot for at most HandshakeTimeout.
+		select {
+		case t.hsSlots <- struct{}{}:
+		default:
+			t.log.Warn("too many connections awaiting authentication; closing one", "remote", conn.RemoteAddr().String())
 			conn.Close()
 			continue
 		}
-		t.mu.Lock()
-		if t.closed {
-			t.mu.Unlock()
-			sess.Close()
-			return
-		}
-		t.inbound[sess] = struct{}{}
 		t.wg.Add(1)
-		t.mu.Unlock()
-		t.log.Debug("connection accepted", "remote", conn.RemoteAddr().String())
-		go t.serveSession(sess)
+		go func() {
+			defer t.wg.Done()
+			leaf, tc := t.handshake(conn)
+			<-t.hsSlots
+			if tc != nil {
+				t.startSession(tc, leaf)
+			}
+		}()
 	}
 }
 
+// handshake authenticates an incoming connection; nil when it fails.
+func (t *TCPTransport) handshake(conn net.Conn) (*x509.Certificate, net.Conn) {
+	tc := tls.Server(conn, t.tls.serverConfig())
+	ctx, cancel := context.WithTimeout(t.ctx, t.opts.HandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		var rh tls.RecordHeaderError
+		switch {
+		case t.ctx.Err() != nil:
+		case errors.As(err, &rh):
+			// Not TLS at all: a member without hazelcast.network.ssl, or
+			// a stranger. Members with and without it do not talk.
+			t.log.Warn("member connection refused: the peer does not speak TLS; every member needs hazelcast.network.ssl with the same credentials (it cannot be turned on one member at a time)",
+				"remote", conn.RemoteAddr().String())
+		default:
+			t.log.Warn("member connection refused: authentication failed", "remote", conn.RemoteAddr().String(), "err", err)
+		}
+		conn.Close()
+		return nil, nil
+	}
+	return tc.ConnectionState().PeerCertificates[0], tc
+}
+
+// startSession serves the calls of one incoming connection; leaf is the
+// peer's certificate when the connection is authenticated.
+func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
+	sess, err := yamux.Server(conn, t.ymx)
+	if err != nil { // only on a bad config, checked in ListenTCP
+		conn.Close()
+		return
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		sess.Close()
+		return
+	}
+	t.inbound[sess] = struct{}{}
+	t.wg.Add(1)
+	t.mu.Unlock()
+	t.log.Debug("connection accepted", "remote", conn.RemoteAddr().String())
+	go t.serveSession(sess, leaf)
+}
+
 // serveSession accepts the streams of one incoming connection until it
-// closes.
-func (t *TCPTransport) serveSession(sess *yamux.Session) {
+// closes, serving at most MaxStreams at once: further streams wait in
+// yamux's backlog, and the caller's OpenStream waits once that is full.
+func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate) {
 	defer t.wg.Done()
 	defer func() {
 		sess.Close()
@@ -63,7 +118,15 @@ func (t *TCPTransport) serveSession(sess *yamux.Session) {
 		delete(t.inbound, sess)
 		t.mu.Unlock()
 	}()
+	slots := make(chan struct{}, t.opts.MaxStreams)
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-sess.CloseChan():
+			return
+		case <-t.ctx.Done():
+			return
+		}
 		st, err := sess.AcceptStream()
 		if err != nil {
 			if t.ctx.Err() == nil {
@@ -72,13 +135,16 @@ func (t *TCPTransport) serveSession(sess *yamux.Session) {
 			return
 		}
 		t.wg.Add(1)
-		go t.serveStream(sess, st)
+		go func() {
+			defer func() { <-slots }()
+			t.serveStream(sess, st, leaf)
+		}()
 	}
 }
 
 // serveStream serves one call: it reads the request, runs the handler and
 // writes the answer.
-func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream) {
+func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate) {
 	defer t.wg.Done()
 	defer st.Close()
 	var req frameHeader
@@ -118,20 +184,27 @@ func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream) {
 		st.SetWriteDeadline(longAgo)
 	}()
 
+	from := req.From
+	if t.tls != nil {
+		// The caller is who its certificate says, not what it wrote.
+		from = t.tls.peerAddr(leaf, req.From)
+	}
 	var ans frameHeader
 	var out []byte
-	if hp := t.handler.Load(); hp == nil {
+	if hp := t.handler.Load(); from == "" && t.tls != nil {
+		ans.Status, out = statusError, []byte(ErrNotMember.Error())
+	} else if hp == nil {
 		ans.Status, out = statusError, []byte(ErrNoHandler.Error())
-	} else if res, err := (*hp)(ctx, req.From, req.Method, body); err != nil {
+	} else if res, err := (*hp)(ctx, from, req.Method, body); err != nil {
 		ans.Status, out = statusError, []byte(err.Error())
 	} else if len(res) > t.opts.maxMessage {
-		t.log.Warn("answer too large", "method", req.Method, "from", req.From, "size", len(res), "limit", t.opts.maxMessage)
+		t.log.Warn("answer too large", "method", req.Method, "from", from, "size", len(res), "limit", t.opts.maxMessage)
 		ans.Status = statusTooLarge
 	} else {
 		out = res
 	}
 	if _, _, err := writeFrame(st, &ans, out); err != nil && ctx.Err() == nil {
-		t.log.Debug("answer not sent", "method", req.Method, "from", req.From, "err", err)
+		t.log.Debug("answer not sent", "method", req.Method, "from", from, "err", err)
 	}
 }
 

@@ -58,6 +58,13 @@ var (
 	ErrUnreachable = errors.New("stowage/cluster: member unreachable")
 	// ErrNoHandler: the member has not installed its handler yet.
 	ErrNoHandler = errors.New("stowage/cluster: member is not serving yet")
+	// ErrNotMember: the caller is not a member this member accepts
+	// calls from (not authenticated as one, or not in its view).
+	ErrNotMember = errors.New("stowage/cluster: the caller is not a member")
+	// ErrAuthFailed: the member at the address called did not prove it is
+	// a member (its certificate is not the cluster's, or names another
+	// address). It wraps into ErrUnreachable: nothing was sent.
+	ErrAuthFailed = errors.New("stowage/cluster: the member called did not authenticate")
 	// ErrTooLarge: a request or answer is over MaxMessageSize.
 	ErrTooLarge = errors.New("stowage/cluster: message too large")
 )
@@ -80,8 +87,11 @@ func (e *RemoteError) Error() string {
 // Unwrap makes errors.Is(err, ErrNoHandler) true for a member that is
 // not serving yet.
 func (e *RemoteError) Unwrap() error {
-	if e.Message == ErrNoHandler.Error() {
+	switch e.Message {
+	case ErrNoHandler.Error():
 		return ErrNoHandler
+	case ErrNotMember.Error():
+		return ErrNotMember
 	}
 	return nil
 }

@@ -180,6 +180,9 @@ type Network struct {
 	// MemberList is join.tcp-ip.member-list (or members): host, host:port
 	// or a comma-separated list of them. Default empty.
 	MemberList []string
+	// SSL is ssl: member authentication and encryption
+	// (member_security.go).
+	SSL MemberSSL
 }
 
 // MapConfig is one hazelcast.map.<name> entry.

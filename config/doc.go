@@ -91,11 +91,15 @@
 //     (hazelcast.initial.min.cluster.sise): that is refused as misspelt.
 //   - Security switches stowage does not implement are refused when on
 //     (ErrUnsupported), as open-source Hazelcast refuses Enterprise
-//     security: hazelcast.security.enabled, network.ssl.enabled and
-//     network.symmetric-encryption.enabled (also inside
-//     advanced-network) and hazelcast-client network.ssl.enabled. The
+//     security: hazelcast.security.enabled,
+//     network.symmetric-encryption.enabled and the ssl of
+//     advanced-network, and hazelcast-client network.ssl.enabled. The
 //     message says to turn them off and firewall the member ports. Off,
 //     they are accepted.
+//   - hazelcast.network.ssl is implemented (MemberSSL, member_security.go):
+//     PEM files or a shared cluster secret; Java key stores, encrypted
+//     keys, protocols other than TLS 1.3 and optional mutual
+//     authentication are refused, naming what to use instead.
 //   - seatunnel.engine.http: enable-https needs a key store or PEM files;
 //     enable-basic-auth needs basic-auth-password (SeaTunnel defaults it
 //     to admin; stowage has no default password). The TLS keys are

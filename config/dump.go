@@ -133,6 +133,9 @@ func (c *Config) hazelcastNode() *yaml.Node {
 	if h.Network.PublicAddress != "" {
 		network.Content = append(network.Content, str("public-address"), str(h.Network.PublicAddress))
 	}
+	if s := h.Network.SSL; s.Enabled || s.CertFile != "" || s.SecretFile != "" {
+		network.Content = append(network.Content, str("ssl"), dumpMemberSSL(s))
+	}
 	hz := mapping(
 		"cluster-name", str(h.ClusterName),
 		"network", network,

@@ -49,6 +49,9 @@ func readHazelcast(h *Hazelcast, n node) error {
 	}
 	r.str(&h.Network.PublicAddress, nw.child("public-address"))
 	h.Network.PublicAddress = strings.TrimSpace(h.Network.PublicAddress)
+	if err := readMemberSSL(&h.Network.SSL, nw.child("ssl")); err != nil {
+		return err
+	}
 	tcp := nw.child("join").child("tcp-ip")
 	r.bool(&h.Network.TCPIPEnabled, tcp.child("enabled"))
 	if r.err != nil {

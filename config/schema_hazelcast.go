@@ -96,11 +96,7 @@ var networkSchema = block(map[string]*schema{
 		"discovery-strategies": freeNoEffect,
 	}),
 	"interfaces": keysNoEffect("enabled", "interfaces"),
-	"ssl": block(map[string]*schema{
-		"enabled":            refused(whyMemberTLS),
-		"factory-class-name": noEffect,
-		"properties":         freeNoEffect,
-	}),
+	"ssl":        memberSSLSchema,
 	"socket-interceptor": block(map[string]*schema{
 		"enabled":    noEffect,
 		"class-name": noEffect,

@@ -8,11 +8,11 @@ package config
 const (
 	firewallMemberPorts = "firewall the member port (network.port) and the transport port so that only the cluster's members reach them"
 
-	whyMemberSecurity = "member and client authentication is a Hazelcast Enterprise feature (open-source Hazelcast refuses to start with it too) and stowage has none; set it to false and " + firewallMemberPorts
+	whyMemberSecurity = "stowage does not implement Hazelcast Enterprise's security block; set it to false and authenticate members with hazelcast.network.ssl (certificates or a shared key), or " + firewallMemberPorts
 
-	whyMemberTLS = "stowage members do not speak TLS to each other; set it to false and " + firewallMemberPorts
+	whyMemberTLS = "advanced-network endpoints are not used by stowage; set it to false here and configure member TLS in hazelcast.network.ssl, or " + firewallMemberPorts
 
-	whySymmetricEncryption = "stowage does not encrypt member traffic (symmetric encryption is a deprecated Hazelcast Enterprise feature); set it to false and " + firewallMemberPorts
+	whySymmetricEncryption = "symmetric encryption (a deprecated Hazelcast Enterprise feature) is not implemented; set it to false and turn on hazelcast.network.ssl instead (docs/security.md), which encrypts the transport and the gossip, or " + firewallMemberPorts
 
 	whyClientTLS = "stowage members do not accept TLS connections; set it to false and " + firewallMemberPorts
 )

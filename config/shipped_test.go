@@ -230,7 +230,6 @@ func TestSecuritySwitches(t *testing.T) {
 		name, st, hz, client, key, listed string
 	}{
 		{"hazelcast security", "", "hazelcast:\n  security:\n    enabled: %s\n", "", "hazelcast.yaml:3: hazelcast.security.enabled", "hazelcast.security"},
-		{"member TLS", "", "hazelcast:\n  network:\n    ssl:\n      enabled: %s\n      factory-class-name: x\n", "", "hazelcast.yaml:4: hazelcast.network.ssl.enabled", "hazelcast.network.ssl"},
 		{"symmetric encryption", "", "hazelcast:\n  network:\n    symmetric-encryption:\n      enabled: %s\n      password: pw-secret\n", "", "hazelcast.yaml:4: hazelcast.network.symmetric-encryption.enabled", "hazelcast.network.symmetric-encryption"},
 		{"advanced-network TLS", "", "hazelcast:\n  advanced-network:\n    member-server-socket-endpoint-config:\n      ssl:\n        enabled: %s\n", "", "hazelcast.yaml:5: hazelcast.advanced-network.member-server-socket-endpoint-config.ssl.enabled", "hazelcast.advanced-network"},
 		{"client TLS", "", "", "hazelcast-client:\n  network:\n    ssl:\n      enabled: %s\n", "hazelcast-client.yaml:4: hazelcast-client.network.ssl.enabled", "hazelcast-client.network.ssl"},

@@ -35,6 +35,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
 	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
 	killMaster := fl.Bool("kill-master", false, "in the fail-over runs, SIGKILL the master rather than another member")
+	memberTLS := fl.Bool("member-tls", false, "run the cluster measurements twice, the second time with member TLS (hazelcast.network.ssl with a cluster secret) on every member, and print the ratio of the two")
 	freeze := fl.Bool("freeze", false, "in the fail-over runs, SIGSTOP the member instead of SIGKILL: it stops answering but its connections stay open, as when its host or the network fails")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -71,8 +72,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	say := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
 	runCluster := func() error {
 		cb := &clusterBench{dir: sub("cluster"), writers: *writers, perWriter: perWriter, valueSize: *valueSize, failovers: *failovers, killMaster: *killMaster, freeze: *freeze, say: say}
-		_, err := cb.run(ctx, stdout)
-		return err
+		off, err := cb.run(ctx, stdout)
+		if err != nil || !*memberTLS {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nthe same with member TLS on (hazelcast.network.ssl, cluster secret):\n")
+		cbTLS := &clusterBench{dir: sub("cluster-tls"), writers: *writers, perWriter: perWriter, valueSize: *valueSize, failovers: *failovers, killMaster: *killMaster, freeze: *freeze, say: say, tls: true}
+		on, err := cbTLS.run(ctx, stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "member TLS on / off: 3-member puts/s %.2f, one-member puts/s %.2f, mean fail-over %s / %s\n",
+			on.ThreeMembers/off.ThreeMembers, on.OneMember/off.OneMember, meanFailover(on.Failovers), meanFailover(off.Failovers))
+		return nil
 	}
 	if *clusterOnly {
 		return runCluster()

@@ -33,6 +33,7 @@ type clusterBench struct {
 	failovers  int  // fail-over runs, each on a fresh cluster
 	killMaster bool // SIGKILL the master in the fail-over runs, not another member
 	freeze     bool // SIGSTOP instead of SIGKILL: the member hangs, its connections stay open
+	tls        bool // member TLS (a cluster secret) on every member
 
 	say func(format string, args ...any) // progress lines
 
@@ -220,8 +221,19 @@ func (cb *clusterBench) startCluster(ctx context.Context, name string, k int) ([
 	}
 	dir := filepath.Join(cb.dir, name)
 	cfgDir := filepath.Join(dir, "config")
+	spec := netSpec{Port: base, Ports: 10, MinSize: k, Backups: 1}
+	if cb.tls {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		secret := filepath.Join(dir, "cluster.secret")
+		if err := os.WriteFile(secret, []byte(strconv.FormatInt(time.Now().UnixNano(), 36)+"-bench-cluster-secret\n"), 0o600); err != nil {
+			return nil, err
+		}
+		spec.SSL = "    ssl:\n      enabled: true\n      properties:\n        cluster-secret-file: " + strconv.Quote(secret) + "\n"
+	}
 	err = writeConfigDirOn(cfgDir, "bench-"+name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		netSpec{Port: base, Ports: 10, MinSize: k, Backups: 1}, benchStoreProps)
+		spec, benchStoreProps)
 	if err != nil {
 		return nil, err
 	}
@@ -483,4 +495,16 @@ func benchSecs(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// meanFailover is the mean fail-over time (Writes) of the runs.
+func meanFailover(fs []benchFailover) time.Duration {
+	if len(fs) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, f := range fs {
+		sum += f.Writes
+	}
+	return (sum / time.Duration(len(fs))).Round(time.Millisecond)
 }

@@ -132,6 +132,11 @@ type netSpec struct {
 	Ports   int // how many ports the member list spans (default 10)
 	MinSize int // hazelcast.initial.min.cluster.size (default 1)
 	Backups int // seatunnel.engine.backup-count (default 1)
+	// SSL is the hazelcast.network.ssl block, indented under network;
+	// "" for none.
+	SSL string
+	// TransportPort is stowage.transport.port; 0 picks a free one.
+	TransportPort int
 }
 
 // writeConfigDir writes a SeaTunnel config directory whose engine* maps
@@ -189,12 +194,15 @@ func writeConfigDirOn(dir, cluster, imapNS, checkpointNS string, net netSpec, pr
 		join = fmt.Sprintf("      tcp-ip:\n        enabled: true\n        member-list:\n          - 127.0.0.1:%d-%d\n", net.Port, net.Port+n-1)
 		port = fmt.Sprintf("    port:\n      auto-increment: true\n      port-count: %d\n      port: %d\n", n, net.Port)
 		properties = fmt.Sprintf("  properties:\n    hazelcast.initial.min.cluster.size: %d\n", max(1, net.MinSize))
+		if net.TransportPort != 0 {
+			properties += fmt.Sprintf("    stowage.transport.port: %d\n", net.TransportPort)
+		}
 	}
 	hazelcast := `hazelcast:
   cluster-name: ` + cluster + `
   network:
     join:
-` + join + port + properties + `  map:
+` + join + port + net.SSL + properties + `  map:
     engine*:
       map-store:
         enabled: true

@@ -18,14 +18,25 @@ import (
 // controller (stopped at the end of the test, logs shown on failure).
 func testCluster(t *testing.T, name string, minSize int) *demoCluster {
 	t.Helper()
+	return testClusterSSL(t, name, minSize, false)
+}
+
+// testClusterSSL is testCluster whose members, with ssl set, have
+// hazelcast.network.ssl on with a cluster secret.
+func testClusterSSL(t *testing.T, name string, minSize int, ssl bool) *demoCluster {
+	t.Helper()
 	dir := t.TempDir()
+	sslBlk := ""
+	if ssl {
+		sslBlk = sslBlock(writeSecret(t, dir, "cluster.secret", "c0ffee0123456789abcdef-linearizable-tls"))
+	}
 	base, err := freeMemberPorts(10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfgDir := filepath.Join(dir, "config")
 	err = writeConfigDirOn(cfgDir, name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		netSpec{Port: base, Ports: 10, MinSize: minSize}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+		netSpec{Port: base, Ports: 10, MinSize: minSize, SSL: sslBlk}, map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +116,15 @@ func (r *linRun) finish(t *testing.T, addr string) {
 // must be linearizable (checked with porcupine): no acknowledged write is
 // lost, none resurrects, and reads never go back in time.
 func TestClusterProcessesLinearizable(t *testing.T) {
-	c := testCluster(t, "lin", 3)
+	linearizableUnderKills(t, testCluster(t, "lin", 3))
+}
+
+// The same with member TLS (a cluster secret) on every member.
+func TestClusterProcessesLinearizableTLS(t *testing.T) {
+	linearizableUnderKills(t, testClusterSSL(t, "lin", 3, true))
+}
+
+func linearizableUnderKills(t *testing.T, c *demoCluster) {
 	startMembers(t, c, 3)
 	r := runClients(newLinHistory("engine_runningJobState", 12), c)
 	r.progress(t, "writes before any failure", 300)
