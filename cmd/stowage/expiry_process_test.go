@@ -2,28 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
-
-// httpDo sends one request and returns the status and body.
-func httpDo(t *testing.T, method, u, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // Three member processes take entries with a time to live (HTTP PUT
 // ?ttl=) and without; every member is SIGKILLed before the deadline, and
