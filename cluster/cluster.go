@@ -179,8 +179,18 @@ func (c *Cluster) create(port int) error {
 	c.bcast = &memberlist.TransmitLimitedQueue{NumNodes: func() int { return len(c.Members()) }, RetransmitMult: mc.RetransmitMult}
 	c.self = Member{ID: mc.Name, Addr: addr, RPC: c.cfg.RPCAddr, Run: c.cfg.Run, Started: start}
 	c.d = d
+	if c.cfg.GossipBytes != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr}, BindPort: port, Logger: mc.Logger})
+		if err != nil {
+			return err
+		}
+		mc.Transport = newMeteredTransport(nt, c.cfg.GossipBytes)
+	}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
+		if mc.Transport != nil {
+			mc.Transport.Shutdown()
+		}
 		return err
 	}
 	c.ml = ml

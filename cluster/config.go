@@ -47,6 +47,10 @@ type Config struct {
 	// Logger receives membership events and memberlist's own log lines;
 	// nil discards them.
 	Logger *slog.Logger
+	// GossipBytes, if set, is told the size of every packet and stream
+	// chunk the membership layer sends or receives (failure detection,
+	// gossip, push/pull state exchange): for measuring its traffic.
+	GossipBytes func(n int)
 
 	// Timing overrides the LAN profile's failure-detection timing; zero
 	// fields keep memberlist's DefaultLANConfig values (probe every 1 s,

@@ -48,3 +48,21 @@ func TestSimulation25(t *testing.T) {
 	}
 	t.Logf("%d steps; %d writes acknowledged, %d failed, 0 lost; heap %d KiB per member", len(res.Steps), res.Acked, res.Failed, res.HeapPerMember>>10)
 }
+
+// The membership layer's traffic is counted: ten members exchange probes
+// and gossip, and each member's byte rate is within what its probes alone
+// cannot stay under (a probe and its ack each second) and far below a
+// full state exchange per second.
+func TestGossipMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten memberlist members for a few seconds")
+	}
+	perMember, err := sim.Gossip(context.Background(), 10, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("membership traffic: %.0f B/s per member at 10 members", perMember)
+	if perMember < 50 || perMember > 100_000 {
+		t.Fatalf("membership traffic %.0f B/s per member: not what 10 members probing each other send", perMember)
+	}
+}

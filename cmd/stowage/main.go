@@ -30,7 +30,8 @@ commands:
            [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
            [--kill-master] [--freeze]
   sim      [--members 10,25,50,100]         a cluster of N in-process members grown one by one, shrunk by failures,
-           [--backups B] [--json]           its master killed, with writers: convergence, copies, traffic, lost writes
+           [--backups B] [--json]           its master killed, with writers: convergence, copies, traffic, lost writes;
+           [--gossip-window D]              and N real memberlist members' traffic
 
 Run 'stowage <command> -h' for the flags of one command.
 `

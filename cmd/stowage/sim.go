@@ -31,6 +31,7 @@ type simSummary struct {
 	ControlPer   float64       `json:"control_bytes_per_member_per_s"`
 	TablePer     float64       `json:"table_bytes_per_member_per_s"`
 	LeasePer     float64       `json:"lease_bytes_per_member_per_s"`
+	GossipPer    float64       `json:"gossip_bytes_per_member_per_s,omitempty"`
 	HeapPer      int64         `json:"heap_bytes_per_member"`
 	Acked        int64         `json:"writes_acked"`
 	Lost         int64         `json:"writes_lost"`
@@ -44,6 +45,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	backups := fl.Int("backups", 1, "sync backups of the simulated map")
 	writers := fl.Int("writers", 4, "writers running throughout")
 	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	gossip := fl.Duration("gossip-window", 35*time.Second, "also run N real memberlist members on 127.0.0.1 and count their traffic over this window (0: skip); it should cover a push/pull interval (30 s)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +59,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !*asJSON {
-		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\ttable+lease B/s/member\theap/member\tacked\tlost\t")
+		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\ttable+lease B/s/member\tgossip B/s/member\theap/member\tacked\tlost\t")
 	}
 	for _, n := range ns {
 		fmt.Fprintf(stderr, "simulating %d members...\n", n)
@@ -66,14 +68,19 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		s := summarize(n, res)
+		if *gossip > 0 {
+			if s.GossipPer, err = sim.Gossip(ctx, n, *gossip); err != nil {
+				return err
+			}
+		}
 		if *asJSON {
 			b, _ := json.Marshal(s)
 			fmt.Fprintln(stdout, string(b))
 			continue
 		}
 		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f+%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
-			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.TablePer, s.LeasePer, s.HeapPer>>10, s.Acked, s.Lost)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f+%.0f\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
+			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.TablePer, s.LeasePer, s.GossipPer, s.HeapPer>>10, s.Acked, s.Lost)
 		if s.Lost != 0 {
 			return fmt.Errorf("%d members: %d acknowledged writes lost", n, s.Lost)
 		}
