@@ -13,11 +13,12 @@ import (
 
 // Gossip starts n members of the real membership layer (memberlist with
 // stowage's delegate, at its default LAN timing) on 127.0.0.1, waits until
-// every member sees all n, then counts every byte they send and receive
-// over window and returns the bytes per member per second. Probes,
+// every member sees all n and the news of their joins has died down
+// (settle), then counts every byte they send and receive over window and
+// returns the bytes per member per second. Probes,
 // gossip and the push/pull state exchange (every 30 s) are all in it, so
 // window should cover at least one push/pull interval.
-func Gossip(ctx context.Context, n int, window time.Duration) (float64, error) {
+func Gossip(ctx context.Context, n int, settle, window time.Duration) (float64, error) {
 	var bytes atomic.Int64
 	count := func(k int) { bytes.Add(int64(k)) }
 	var cs []*cluster.Cluster
@@ -52,6 +53,11 @@ func Gossip(ctx context.Context, n int, window time.Duration) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("sim: %d gossip members never all saw each other: %w", n, err)
 		}
+	}
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	start := bytes.Load()
 	select {

@@ -57,7 +57,7 @@ func TestGossipMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ten memberlist members for a few seconds")
 	}
-	perMember, err := sim.Gossip(context.Background(), 10, 3*time.Second)
+	perMember, err := sim.Gossip(context.Background(), 10, time.Second, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	backups := fl.Int("backups", 1, "sync backups of the simulated map")
 	writers := fl.Int("writers", 4, "writers running throughout")
 	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	gossipOnly := fl.Bool("gossip-only", false, "measure only the memberlist members' traffic")
+	settle := fl.Duration("gossip-settle", 15*time.Second, "how long the memberlist members run before their traffic is counted (the news of their joins dies down)")
 	gossip := fl.Duration("gossip-window", 35*time.Second, "also run N real memberlist members on 127.0.0.1 and count their traffic over this window (0: skip); it should cover a push/pull interval (30 s)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -63,13 +65,16 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	for _, n := range ns {
 		fmt.Fprintf(stderr, "simulating %d members...\n", n)
-		res, err := sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers})
-		if err != nil {
-			return err
+		var res sim.Result
+		var err error
+		if !*gossipOnly {
+			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers}); err != nil {
+				return err
+			}
 		}
 		s := summarize(n, res)
 		if *gossip > 0 {
-			if s.GossipPer, err = sim.Gossip(ctx, n, *gossip); err != nil {
+			if s.GossipPer, err = sim.Gossip(ctx, n, *settle, *gossip); err != nil {
 				return err
 			}
 		}
