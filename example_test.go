@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/checkpoint"
@@ -91,4 +92,63 @@ func ExampleOpenCheckpointStorage() {
 	}
 	// Output:
 	// pipeline 1: checkpoint 3, "state 3"
+}
+
+// A finished job's state written with a time to live: it is gone once the
+// time passed, from memory, the backups and the map store (an engine uses
+// node.HistoryJobTTL(), seatunnel.engine.history-job-expire-minutes).
+func ExampleMap_PutWithTTL() {
+	ctx := context.Background()
+	node, err := stowage.Open(ctx, stowage.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer node.Close()
+	history, err := stowage.GetMap(ctx, node, "engine_finishedJobState", serde.String(), serde.String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := history.PutWithTTL(ctx, "job-1", "FINISHED", time.Second); err != nil {
+		log.Fatal(err)
+	}
+	_, found, _ := history.Get(ctx, "job-1")
+	fmt.Println("right after the write:", found)
+	time.Sleep(1100 * time.Millisecond)
+	_, found, _ = history.Get(ctx, "job-1")
+	fmt.Println("after its time to live:", found)
+	// Output:
+	// right after the write: true
+	// after its time to live: false
+}
+
+// PutAll writes many entries with one call per member that owns some of
+// them; GetAll reads them back the same way.
+func ExampleMap_PutAll() {
+	ctx := context.Background()
+	node, err := stowage.Open(ctx, stowage.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer node.Close()
+	metrics, err := stowage.GetMap(ctx, node, "engine_metrics", serde.String(), serde.String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	var batch []stowage.Entry[string, string]
+	for i := range 3 {
+		batch = append(batch, stowage.Entry[string, string]{Key: fmt.Sprint("task-", i), Value: fmt.Sprint(i * 10)})
+	}
+	if err := metrics.PutAll(ctx, batch); err != nil {
+		log.Fatal(err)
+	}
+	got, err := metrics.GetAll(ctx, []string{"task-0", "task-2", "task-9"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range got {
+		fmt.Println(e.Key, e.Value)
+	}
+	// Output:
+	// task-0 0
+	// task-2 20
 }
