@@ -14,11 +14,11 @@ import (
 )
 
 // shortTicket is how long the KDC of testdata/kdc lets tickets of
-// short/localhost live (addprinc -maxlife 20s, not renewable).
-const shortTicket = 20 * time.Second
+// short/localhost live (addprinc -maxlife 10s, not renewable).
+const shortTicket = 10 * time.Second
 
 // TestKerberosRealTicketRenewal logs in as a principal whose tickets live
-// 20 seconds and keeps working past that: the same FS writes and reads,
+// 10 seconds and keeps working past that: the same FS writes and reads,
 // and the same logged-in client opens a new NameNode connection, which
 // needs a valid TGT to get a service ticket. gokrb5 renews the TGT at 5/6
 // of its life (a new AS exchange from the keytab when it is not

@@ -7,7 +7,7 @@
 # Principals (realm STOWAGE.TEST) and keytabs in STOWAGE_TEST_KDC_DIR:
 #   hdfs/localhost, HTTP/localhost  hdfs.keytab   NameNode, DataNode, web
 #   stowage/localhost               stowage.keytab  the client under test
-#   short/localhost                 short.keytab    tickets live 20 s, not renewable
+#   short/localhost                 short.keytab    tickets live 10 s, not renewable
 #   stale/localhost                 stale.keytab    key changed since: a wrong keytab
 #   ghost/localhost                 ghost.keytab    principal deleted: unknown to the KDC
 # Installs krb5-kdc, krb5-admin-server and krb5-user with apt-get when missing.
@@ -79,7 +79,7 @@ kt=$run/keytabs
 for p in hdfs/localhost HTTP/localhost stowage/localhost stale/localhost ghost/localhost; do
 	k "addprinc -randkey $p@$realm"
 done
-k "addprinc -randkey -maxlife 20s -maxrenewlife 0 short/localhost@$realm"
+k "addprinc -randkey -maxlife 10s -maxrenewlife 0 short/localhost@$realm"
 k "ktadd -k $kt/hdfs.keytab hdfs/localhost@$realm HTTP/localhost@$realm"
 k "ktadd -k $kt/stowage.keytab stowage/localhost@$realm"
 k "ktadd -k $kt/short.keytab short/localhost@$realm"
@@ -88,7 +88,6 @@ k "ktadd -k $kt/stale.keytab stale/localhost@$realm"
 k "ktadd -k $run/db/discard.keytab stale/localhost@$realm"
 k "ktadd -k $kt/ghost.keytab ghost/localhost@$realm"
 k "delprinc -force ghost/localhost@$realm"
-chmod 0644 "$kt"/*.keytab
 
 log "starting krb5kdc on 127.0.0.1:$port, log in $run/kdc.log"
 setsid nohup krb5kdc -n -P "$run/kdc.pid" </dev/null >"$run/stdout" 2>&1 &
