@@ -144,6 +144,7 @@ func TestKerberosRealFailures(t *testing.T) {
 		want                  []string
 	}{
 		{"wrong keytab", "stale", "", []string{"stale/localhost@STOWAGE.TEST", "stale.keytab", "does not match the KDC's key"}},
+		{"wrong keytab, pre-authentication required", "stalepre", "", []string{"stalepre/localhost@STOWAGE.TEST", "does not match the KDC's key"}},
 		{"unknown principal", "ghost", "", []string{"ghost/localhost@STOWAGE.TEST", "unknown to the KDC"}},
 		{"unreachable KDC", "stowage", unreachable, []string{"cannot reach the KDC", "127.0.0.1:1", "STOWAGE.TEST"}},
 	}
@@ -164,6 +165,7 @@ func TestKerberosRealFailures(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
+			t.Logf("error: %v", err)
 			if !errors.Is(err, hdfs.ErrKerberos) {
 				t.Errorf("error is not ErrKerberos: %v", err)
 			}

@@ -9,6 +9,8 @@
 #   stowage/localhost               stowage.keytab  the client under test
 #   short/localhost                 short.keytab    tickets live 10 s, not renewable
 #   stale/localhost                 stale.keytab    key changed since: a wrong keytab
+#   stalepre/localhost              stalepre.keytab the same, and the KDC requires
+#                                                   pre-authentication (as AD and FreeIPA do)
 #   ghost/localhost                 ghost.keytab    principal deleted: unknown to the KDC
 # Installs krb5-kdc, krb5-admin-server and krb5-user with apt-get when missing.
 set -euo pipefail
@@ -79,6 +81,7 @@ kt=$run/keytabs
 for p in hdfs/localhost HTTP/localhost stowage/localhost stale/localhost ghost/localhost; do
 	k "addprinc -randkey $p@$realm"
 done
+k "addprinc -randkey +requires_preauth stalepre/localhost@$realm"
 k "addprinc -randkey -maxlife 10s -maxrenewlife 0 short/localhost@$realm"
 k "ktadd -k $kt/hdfs.keytab hdfs/localhost@$realm HTTP/localhost@$realm"
 k "ktadd -k $kt/stowage.keytab stowage/localhost@$realm"
@@ -86,6 +89,8 @@ k "ktadd -k $kt/short.keytab short/localhost@$realm"
 k "ktadd -k $kt/stale.keytab stale/localhost@$realm"
 # ktadd gives the principal new keys: stale.keytab now holds outdated ones.
 k "ktadd -k $run/db/discard.keytab stale/localhost@$realm"
+k "ktadd -k $kt/stalepre.keytab stalepre/localhost@$realm"
+k "ktadd -k $run/db/discard.keytab stalepre/localhost@$realm"
 k "ktadd -k $kt/ghost.keytab ghost/localhost@$realm"
 k "delprinc -force ghost/localhost@$realm"
 
