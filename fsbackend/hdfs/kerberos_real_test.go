@@ -101,10 +101,12 @@ func TestKerberosRealCheckpointSuite(t *testing.T) {
 
 // TestKerberosRealMapStoreContract runs the MapStore contract suite, which
 // reopens each store on the same directory (a restart), on the kerberized
-// HDFS.
+// HDFS. Its bulk cases run small: TestMapStoreContract runs them at full
+// size on the plain HDFS, and here the question is the login and the
+// SASL-protected transfers, which every case exercises.
 func TestKerberosRealMapStoreContract(t *testing.T) {
 	needKerberos(t)
-	mapstoretest.Run(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
+	mapstoretest.RunWith(t, func(t *testing.T, dir string, partitions int) mapstore.MapStore {
 		sum := sha256.Sum256([]byte(dir))
 		name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
 		raw, err := hdfs.Open(context.Background(), krbProps("stowage"))
@@ -121,7 +123,7 @@ func TestKerberosRealMapStoreContract(t *testing.T) {
 			t.Fatalf("filestore.Open: %v", err)
 		}
 		return s
-	})
+	}, mapstoretest.Options{Small: true})
 }
 
 // TestKerberosRealFailures: a wrong keytab, a principal the KDC does not
