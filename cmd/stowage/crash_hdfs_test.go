@@ -32,19 +32,26 @@ func TestCrashSIGKILLOnHDFS(t *testing.T) {
 	if nn == "" {
 		t.Skip(`STOWAGE_TEST_HDFS is not set: start the fixture with eval "$(bash testdata/hdfs/start.sh)"`)
 	}
-	if conf := os.Getenv("STOWAGE_TEST_HDFS_CONF"); conf != "" {
+	crashOnHDFS(t, os.Getenv("STOWAGE_TEST_HDFS_CONF"), map[string]string{"storage.type": "hdfs", "fs.defaultFS": "hdfs://" + nn})
+}
+
+// crashOnHDFS runs the SIGKILL rounds with the map store and checkpoints
+// on the HDFS that props name; confDir (if set) becomes HADOOP_CONF_DIR.
+// It returns the member's log.
+func crashOnHDFS(t *testing.T, confDir string, props map[string]string) []byte {
+	t.Helper()
+	if confDir != "" {
 		// The member reads core-site.xml and hdfs-site.xml from here, as a
 		// SeaTunnel deployment does.
-		t.Setenv("HADOOP_CONF_DIR", conf)
+		t.Setenv("HADOOP_CONF_DIR", confDir)
 	}
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	base := "/stowage-test/TestCrashSIGKILLOnHDFS-" + hex.EncodeToString(b[:])
+	base := "/stowage-test/" + t.Name() + "-" + hex.EncodeToString(b[:])
 	dir := t.TempDir()
 	cfgDir := filepath.Join(dir, "config")
-	props := map[string]string{"storage.type": "hdfs", "fs.defaultFS": "hdfs://" + nn}
 	if err := writeConfigDirOn(cfgDir, "crashhdfs", base+"/imap", base+"/checkpoint/", netSpec{}, props); err != nil {
 		t.Fatal(err)
 	}
@@ -70,4 +77,9 @@ func TestCrashSIGKILLOnHDFS(t *testing.T) {
 	if code := run([]string{"inspect", "--config-dir", cfgDir, "maps"}, &o, &e); code != 0 || strings.TrimSpace(o.String()) != "engine_crash_hdfs" {
 		t.Fatalf("inspect maps = %q, %q, %d", o.String(), e.String(), code)
 	}
+	logs, err := os.ReadFile(filepath.Join(dir, "node.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(logs, out.Bytes()...)
 }

@@ -17,6 +17,7 @@ const cacheSize = 64
 type client struct {
 	key     string
 	c       *gohdfs.Client
+	logout  func() // ends the Kerberos login (its TGT renewal goroutine); nil without Kerberos
 	refs    int
 	broken  bool // a connection error was seen: do not hand out again
 	evicted bool // no longer in the LRU (or never was: private)
@@ -48,8 +49,9 @@ var sharedClients = newClientCache(cacheSize)
 
 // acquire returns a client for key with one reference taken, sharing an
 // existing healthy one unless private is set. build runs without the lock
-// held, so a slow NameNode does not stall other keys.
-func (cc *clientCache) acquire(key string, private bool, build func() (*gohdfs.Client, error)) (*client, error) {
+// held, so a slow NameNode does not stall other keys. build also returns
+// what to call after the client is closed (nil: nothing).
+func (cc *clientCache) acquire(key string, private bool, build func() (*gohdfs.Client, func(), error)) (*client, error) {
 	if !private {
 		cc.mu.Lock()
 		if e, ok := cc.lru.Get(key); ok && !e.broken {
@@ -59,11 +61,11 @@ func (cc *clientCache) acquire(key string, private bool, build func() (*gohdfs.C
 		}
 		cc.mu.Unlock()
 	}
-	c, err := build()
+	c, logout, err := build()
 	if err != nil {
 		return nil, err
 	}
-	e := &client{key: key, c: c, refs: 1}
+	e := &client{key: key, c: c, logout: logout, refs: 1}
 	if private {
 		e.evicted = true
 		return e, nil
@@ -130,6 +132,9 @@ func (cc *clientCache) closeIfUnusedLocked(e *client) {
 	if e.refs <= 0 && e.evicted && !e.closed {
 		e.closed = true
 		_ = e.c.Close()
+		if e.logout != nil {
+			e.logout()
+		}
 	}
 }
 

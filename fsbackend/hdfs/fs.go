@@ -120,7 +120,9 @@ func (cfg *Config) ClientOptions() gohdfs.ClientOptions {
 	return co
 }
 
-func (f *FS) build() (*gohdfs.Client, error) {
+// build makes a Go HDFS client; with Kerberos it logs in first, and the
+// returned func ends that login after the client is closed.
+func (f *FS) build() (*gohdfs.Client, func(), error) {
 	co := f.cfg.ClientOptions()
 	nnDial := f.opts.DialNameNode
 	if nnDial == nil {
@@ -135,7 +137,7 @@ func (f *FS) build() (*gohdfs.Client, error) {
 	if f.cfg.Kerberos != nil {
 		kc, err := f.cfg.Kerberos.kerberosClient()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		co.KerberosClient = kc
 	}
@@ -144,16 +146,23 @@ func (f *FS) build() (*gohdfs.Client, error) {
 		if co.KerberosClient != nil {
 			co.KerberosClient.Destroy()
 		}
-		return nil, fmt.Errorf("connect to %v as %s: %w", co.Addresses, f.cfg.identity(), err)
+		return nil, nil, fmt.Errorf("connect to %v as %s: %w", co.Addresses, f.cfg.identity(), err)
+	}
+	var logout func()
+	if co.KerberosClient != nil {
+		logout = co.KerberosClient.Destroy
 	}
 	// The client caches the server defaults on first use without a lock:
 	// fetch them now, before the client is shared, so concurrent Creates
 	// only read them.
 	if _, err := c.ServerDefaults(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("connect to %v as %s: server defaults: %w", co.Addresses, f.cfg.identity(), err)
+		if logout != nil {
+			logout()
+		}
+		return nil, nil, fmt.Errorf("connect to %v as %s: server defaults: %w", co.Addresses, f.cfg.identity(), err)
 	}
-	return c, nil
+	return c, logout, nil
 }
 
 func (c *Config) identity() string {

@@ -10,6 +10,7 @@ import (
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/krberror"
 
 	"github.com/stowage/stowage/fsbackend"
 )
@@ -85,9 +86,40 @@ func (k *KerberosConfig) kerberosClient() (*krbclient.Client, error) {
 	}
 	cl := krbclient.NewWithKeytab(strings.Join(comps, "/"), realm, kt, cfg, krbclient.DisablePAFXFAST(true))
 	if err := cl.Login(); err != nil {
-		return nil, fmt.Errorf("%w: login as %s with keytab %s failed: %w", ErrKerberos, k.Principal, k.KeytabPath, err)
+		return nil, fmt.Errorf("%w: login as %s with keytab %s failed: %s: %w", ErrKerberos, k.Principal, k.KeytabPath, loginFailure(err, cfg, realm), err)
 	}
 	return cl, nil
+}
+
+// loginFailure says in words which of the usual causes made a keytab
+// login fail: the KDC cannot be reached, it does not know the principal,
+// or the keytab's key is not the principal's current key.
+func loginFailure(err error, cfg *krbconfig.Config, realm string) string {
+	var ke krberror.Krberror
+	root := ""
+	if errors.As(err, &ke) {
+		root = ke.RootCause
+	}
+	text := err.Error()
+	switch {
+	case root == krberror.NetworkingError:
+		kdcs := "none configured"
+		if _, addrs, e := cfg.GetKDCs(realm, true); e == nil && len(addrs) > 0 {
+			list := make([]string, 0, len(addrs))
+			for i := 1; i <= len(addrs); i++ {
+				list = append(list, addrs[i])
+			}
+			kdcs = strings.Join(list, ", ")
+		}
+		return fmt.Sprintf("cannot reach the KDC of realm %s (%s, from krb5.conf)", realm, kdcs)
+	case strings.Contains(text, "KDC_ERR_C_PRINCIPAL_UNKNOWN"):
+		return "the principal is unknown to the KDC"
+	case root == krberror.DecryptingError, strings.Contains(text, "KDC_ERR_PREAUTH_FAILED"):
+		return "the keytab's key does not match the KDC's key for the principal (wrong or outdated keytab)"
+	case strings.Contains(text, "KDC_ERR_CLIENT_REVOKED"):
+		return "the KDC has locked or disabled the principal"
+	}
+	return "the KDC refused the login"
 }
 
 // scrub keeps only the text of err: keytab parse errors never carry key

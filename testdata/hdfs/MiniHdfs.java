@@ -3,7 +3,14 @@
 // line protocol so that a test can fail over, enter safe mode, set quotas and
 // restart NameNodes. start.sh compiles and starts it; see README.md.
 //
-// Usage: java MiniHdfs single|ha BASE_DIR CONF_DIR READY_FILE
+// Usage: java MiniHdfs single|ha|kerberos BASE_DIR CONF_DIR READY_FILE
+//
+// "kerberos" is "single" with Hadoop security on: the system properties
+// stowage.krb.keytab (a keytab holding hdfs/localhost and HTTP/localhost)
+// and stowage.krb.realm name the service keys, java.security.krb5.conf the
+// KDC. NameNode and DataNode log in as hdfs/localhost@REALM; the data
+// transfer protocol is protected by SASL ("authentication") with block
+// access tokens, on unprivileged ports (ignore.secure.ports.for.testing).
 //
 // When the cluster is active it writes CONF_DIR/core-site.xml and
 // hdfs-site.xml, then READY_FILE (shell `export` lines), last of all, so
@@ -67,11 +74,13 @@ import org.apache.hadoop.hdfs.MiniDFSNNTopology;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 import org.apache.hadoop.hdfs.server.datanode.DataNodeTestUtils;
+import org.apache.hadoop.security.UserGroupInformation;
 
 public final class MiniHdfs {
     private static final String NS = "stowagens";
 
     private final boolean ha;
+    private final boolean krb;
     private final File base;
     private final File confDir;
     private final File readyFile;
@@ -79,8 +88,9 @@ public final class MiniHdfs {
     private MiniDFSCluster cluster;
     private final CountDownLatch stop = new CountDownLatch(1);
 
-    private MiniHdfs(boolean ha, File base, File confDir, File readyFile) throws IOException {
-        this.ha = ha;
+    private MiniHdfs(String mode, File base, File confDir, File readyFile) throws IOException {
+        this.ha = mode.equals("ha");
+        this.krb = mode.equals("kerberos");
         this.base = base;
         this.confDir = confDir;
         this.readyFile = readyFile;
@@ -115,11 +125,35 @@ public final class MiniHdfs {
         conf.setInt("dfs.datanode.handler.count", 4);
         conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".hosts", "*");
         conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".groups", "*");
+        if (krb) {
+            String keytab = System.getProperty("stowage.krb.keytab");
+            String realm = System.getProperty("stowage.krb.realm");
+            conf.set("hadoop.security.authentication", "kerberos");
+            conf.setBoolean("hadoop.security.authorization", true);
+            conf.set("dfs.namenode.kerberos.principal", "hdfs/localhost@" + realm);
+            conf.set("dfs.namenode.keytab.file", keytab);
+            conf.set("dfs.datanode.kerberos.principal", "hdfs/localhost@" + realm);
+            conf.set("dfs.datanode.keytab.file", keytab);
+            conf.set("dfs.web.authentication.kerberos.principal", "HTTP/localhost@" + realm);
+            conf.set("dfs.web.authentication.kerberos.keytab", keytab);
+            conf.setBoolean("dfs.block.access.token.enable", true);
+            conf.set("dfs.data.transfer.protection", "authentication");
+            conf.setBoolean("ignore.secure.ports.for.testing", true);
+            // Every Kerberos client may write anywhere: the tests are about
+            // authentication, not HDFS permissions.
+            conf.setBoolean("dfs.permissions.enabled", false);
+        }
         return conf;
     }
 
     private void start() throws Exception {
-        MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf())
+        Configuration conf = conf();
+        if (krb) {
+            UserGroupInformation.setConfiguration(conf);
+            UserGroupInformation.loginUserFromKeytab("hdfs/localhost@" + System.getProperty("stowage.krb.realm"),
+                    System.getProperty("stowage.krb.keytab"));
+        }
+        MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf)
                 .numDataNodes(1)
                 // The DataNode registers the host name "localhost" (and the
                 // address 127.0.0.1), so a test can tell whether a client
@@ -171,6 +205,12 @@ public final class MiniHdfs {
             prop(core, "fs.defaultFS", "hdfs://127.0.0.1:" + nnPorts[0]);
         }
         prop(site, "dfs.replication", "1");
+        if (krb) {
+            String realm = System.getProperty("stowage.krb.realm");
+            prop(core, "hadoop.security.authentication", "kerberos");
+            prop(site, "dfs.namenode.kerberos.principal", "hdfs/localhost@" + realm);
+            prop(site, "dfs.data.transfer.protection", "authentication");
+        }
         writeAtomic(new File(confDir, "core-site.xml"), xml(core));
         writeAtomic(new File(confDir, "hdfs-site.xml"), xml(site));
     }
@@ -193,7 +233,7 @@ public final class MiniHdfs {
     private void writeReady() throws IOException {
         // The variable names are fixed by the Go tests; the prefix tells the
         // two fixture instances apart.
-        String p = ha ? "STOWAGE_TEST_HDFS_HA" : "STOWAGE_TEST_HDFS";
+        String p = ha ? "STOWAGE_TEST_HDFS_HA" : krb ? "STOWAGE_TEST_HDFS_KRB" : "STOWAGE_TEST_HDFS";
         StringBuilder sb = new StringBuilder();
         if (ha) {
             sb.append("export ").append(p).append("=127.0.0.1:").append(nnPorts[0])
@@ -405,11 +445,11 @@ public final class MiniHdfs {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 4 || !(args[0].equals("single") || args[0].equals("ha"))) {
-            System.err.println("usage: MiniHdfs single|ha BASE_DIR CONF_DIR READY_FILE");
+        if (args.length != 4 || !(args[0].equals("single") || args[0].equals("ha") || args[0].equals("kerberos"))) {
+            System.err.println("usage: MiniHdfs single|ha|kerberos BASE_DIR CONF_DIR READY_FILE");
             System.exit(2);
         }
-        MiniHdfs m = new MiniHdfs(args[0].equals("ha"), new File(args[1]), new File(args[2]), new File(args[3]));
+        MiniHdfs m = new MiniHdfs(args[0], new File(args[1]), new File(args[2]), new File(args[3]));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             m.stop.countDown();
             m.shutdown();

@@ -3,7 +3,10 @@
 # fsbackend/hdfs tests and prints `export VAR=value` lines on stdout, so that
 #   eval "$(bash testdata/hdfs/start.sh)"        # one NameNode + one DataNode
 #   eval "$(bash testdata/hdfs/start.sh ha)"     # two NameNodes (HA) + one DataNode
-# sets STOWAGE_TEST_HDFS, _CONF, _CTL (or STOWAGE_TEST_HDFS_HA, _NS, _CONF, _CTL).
+#   eval "$(bash testdata/hdfs/start.sh kerberos)"  # single, with Kerberos
+# sets STOWAGE_TEST_HDFS, _CONF, _CTL (or STOWAGE_TEST_HDFS_HA, _NS, _CONF, _CTL;
+# or STOWAGE_TEST_HDFS_KRB, _CONF, _CTL). "kerberos" needs the KDC of
+# testdata/kdc/start.sh: STOWAGE_TEST_KDC_KRB5CONF and STOWAGE_TEST_KDC_DIR.
 # Everything else goes to stderr. Needs Java 17 (javac) and Maven; installs
 # them with apt-get when missing. Maven's repository cache is ~/.m2.
 set -euo pipefail
@@ -11,7 +14,13 @@ set -euo pipefail
 mode=${1:-single}
 case "$mode" in
 single | ha) ;;
-*) echo "usage: start.sh [single|ha]" >&2; exit 2 ;;
+kerberos)
+	if [[ -z ${STOWAGE_TEST_KDC_KRB5CONF:-} || -z ${STOWAGE_TEST_KDC_DIR:-} ]]; then
+		echo "start.sh kerberos: start the KDC first: eval \"\$(bash testdata/kdc/start.sh)\"" >&2
+		exit 2
+	fi
+	;;
+*) echo "usage: start.sh [single|ha|kerberos]" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,12 +64,18 @@ for p in java.io java.lang java.lang.reflect java.math java.net java.text java.u
 	opens="$opens --add-opens=java.base/$p=ALL-UNNAMED"
 done
 
+krb=()
+if [[ $mode == kerberos ]]; then
+	krb=(-Djava.security.krb5.conf="$STOWAGE_TEST_KDC_KRB5CONF" -Dstowage.krb.realm=STOWAGE.TEST
+		-Dstowage.krb.keytab="$STOWAGE_TEST_KDC_DIR/hdfs.keytab")
+fi
+
 rm -rf "$run/data" "$run/conf" "$ready"
 mkdir -p "$run/data" "$run/conf"
 log "starting MiniDFSCluster, log in $run/log"
 # shellcheck disable=SC2086
 setsid nohup java -Xmx512m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+IgnoreUnrecognizedVMOptions \
-	$opens -Djava.net.preferIPv4Stack=true \
+	$opens -Djava.net.preferIPv4Stack=true "${krb[@]}" \
 	-Dlog4j.configuration="file:$here/log4j.properties" -Dstowage.hdfs.log="${STOWAGE_HDFS_LOG:-WARN}" \
 	-cp "$build/classes:$(cat "$build/classpath")" \
 	MiniHdfs "$mode" "$run/data" "$run/conf" "$ready" </dev/null >"$run/log" 2>&1 &

@@ -25,8 +25,8 @@ stop_one() {
 }
 
 case "${1:-single}" in
-all) stop_one single; stop_one ha ;;
-single | ha) stop_one "$1" ;;
+all) stop_one single; stop_one ha; stop_one kerberos ;;
+single | ha | kerberos) stop_one "$1" ;;
 *) echo "usage: stop.sh [single|ha|all]" >&2; exit 2 ;;
 esac
 exit 0

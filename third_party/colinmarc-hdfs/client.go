@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/colinmarc/hdfs/v2/hadoopconf"
 	hadoop "github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_common"
@@ -36,6 +37,9 @@ type Client struct {
 
 	defaults      *hdfs.FsServerDefaultsProto
 	encryptionKey *hdfs.DataEncryptionKeyProto
+	// encryptionKeyMu guards encryptionKey: every DataNode dial with SASL
+	// data transfer protection fetches it, from any goroutine.
+	encryptionKeyMu sync.Mutex
 }
 
 // ClientOptions represents the configurable options for a client.
@@ -308,6 +312,8 @@ func (c *Client) CopyToRemote(src string, dst string) error {
 }
 
 func (c *Client) fetchDataEncryptionKey() (*hdfs.DataEncryptionKeyProto, error) {
+	c.encryptionKeyMu.Lock()
+	defer c.encryptionKeyMu.Unlock()
 	if c.encryptionKey != nil {
 		return c.encryptionKey, nil
 	}
