@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +19,7 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
 	"github.com/stowage/stowage/fsbackend/nslease"
+	"github.com/stowage/stowage/httpapi"
 	"github.com/stowage/stowage/internal/testhook"
 )
 
@@ -90,6 +94,18 @@ func TestLeaseFenceStopsWrites(t *testing.T) {
 	}
 	if v, ok, err := m.Get(context.Background(), "job"); err != nil || !ok || v != "v1" {
 		t.Fatalf("read while fenced: %q, %v, %v; want v1", v, ok, err)
+	}
+	srv := httptest.NewServer(httpapi.Handler(n))
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v1/maps/engine_jobs/entries/job", strings.NewReader("v2"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "lease") {
+		t.Fatalf("HTTP PUT while fenced: %s %s, want 503 naming the lease", resp.Status, body)
 	}
 	blocked.Store(false)
 	putUntil(t, m, "renewed", func(err error) bool { return err == nil })

@@ -254,7 +254,8 @@ func (l *Lease) loop() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), renewEvery(l.o.ttl()))
-		if err := l.Renew(ctx); err != nil {
+		// Another cluster's record is logged once by the fence.
+		if err := l.Renew(ctx); err != nil && !errors.Is(err, ErrHeld) {
 			l.o.Logger.Error("stowage: could not renew the namespace lease", "namespace", l.o.Path, "err", err)
 		}
 		cancel()
