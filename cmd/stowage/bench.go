@@ -42,6 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peers := fl.Bool("peers", false, "run only the side-by-side checkpoint workloads against SeaTunnel's checkpoint-storage-hdfs 2.3.8 (needs java and mvn; on the local disk, or on HDFS with --fs hdfs://host:port/path)")
 	peersSrc := fl.String("peers-src", "", "the SeaTunnel harness's Maven project (default: bench/peers found from the working directory or the executable)")
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
+	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runCluster()
 	}
 	if *peers {
-		pb := &peersBench{src: *peersSrc, fsURI: *fsURI, dir: sub("peers"), rounds: *peersRounds, say: say, lookPath: exec.LookPath,
+		pb := &peersBench{src: *peersSrc, fsURI: *fsURI, dir: sub("peers"), rounds: *peersRounds, replication: fmt.Sprint(*peersReplication), say: say, lookPath: exec.LookPath,
 			opts: bench.PeerOptions{Sizes: []int{1 << 20, 16 << 10}, Stores: 100, Checkpoints: 1000, Lookups: 21}}
 		if pb.src == "" {
 			pb.src = findPeersSrc()

@@ -31,8 +31,10 @@ type peersBench struct {
 	fsURI  string // "" for the local disk under dir
 	dir    string
 	rounds int
-	opts   bench.PeerOptions
-	say    func(string, ...any)
+	// replication is the plugin's dfs.replication on HDFS.
+	replication string
+	opts        bench.PeerOptions
+	say         func(string, ...any)
 	// lookPath finds java and mvn; exec.LookPath outside tests.
 	lookPath func(string) (string, error)
 }
@@ -226,9 +228,16 @@ func (p *peersBench) run(ctx context.Context, stdout io.Writer) error {
 
 // runPeer runs one round of the harness and decodes its JSON lines.
 func (p *peersBench) runPeer(ctx context.Context, jar, fsURI, ns string, round int, sizes string) ([]bench.PeerWorkload, error) {
-	cmd := exec.CommandContext(ctx, "java", "-Xmx1g", "-jar", jar, "--fs", fsURI, "--namespace", ns,
+	args := []string{"-Xmx1g", "-jar", jar, "--fs", fsURI, "--namespace", ns,
 		"--round", fmt.Sprint(round), "--sizes", sizes, "--stores", fmt.Sprint(p.opts.Stores),
-		"--checkpoints", fmt.Sprint(p.opts.Checkpoints), "--lookups", fmt.Sprint(p.opts.Lookups))
+		"--checkpoints", fmt.Sprint(p.opts.Checkpoints), "--lookups", fmt.Sprint(p.opts.Lookups)}
+	if p.fsURI != "" {
+		// The Java client asks for its own default of 3 replicas, which
+		// a cluster of fewer DataNodes never completes; stowage's client
+		// takes the NameNode's default. Both then write the same number.
+		args = append(args, "--hadoop", "dfs.replication="+p.replication)
+	}
+	cmd := exec.CommandContext(ctx, "java", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -22,7 +22,9 @@ import org.apache.seatunnel.engine.checkpoint.storage.hdfs.HdfsStorageFactory;
  * tag that keeps job ids of rounds apart, {@code --stores} checkpoints per
  * store workload, {@code --sizes} comma-separated state sizes in bytes,
  * {@code --checkpoints} checkpoints of the job for the latest lookup and
- * the delete, {@code --lookups} latest lookups measured.
+ * the delete, {@code --lookups} latest lookups measured, {@code --hadoop}
+ * comma-separated Hadoop settings {@code key=value} handed to the plugin
+ * (as its {@code seatunnel.hadoop.} properties).
  */
 public final class CheckpointBench {
     private CheckpointBench() {}
@@ -47,6 +49,12 @@ public final class CheckpointBench {
         conf.put("storage.type", "hdfs");
         conf.put("fs.defaultFS", fs);
         conf.put("namespace", namespace);
+        for (String kv : a.getOrDefault("hadoop", "").split(",")) {
+            int eq = kv.indexOf('=');
+            if (eq > 0) {
+                conf.put("seatunnel.hadoop." + kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            }
+        }
         CheckpointStorage storage = new HdfsStorageFactory().create(conf);
 
         // Warm-up, so that class loading and the first compilations fall
