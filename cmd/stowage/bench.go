@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -37,8 +39,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	killMaster := fl.Bool("kill-master", false, "in the fail-over runs, SIGKILL the master rather than another member")
 	memberTLS := fl.Bool("member-tls", false, "run the cluster measurements twice, the second time with member TLS (hazelcast.network.ssl with a cluster secret) on every member, and print the ratio of the two")
 	freeze := fl.Bool("freeze", false, "in the fail-over runs, SIGSTOP the member instead of SIGKILL: it stops answering but its connections stay open, as when its host or the network fails")
+	peers := fl.Bool("peers", false, "run only the side-by-side checkpoint workloads against SeaTunnel's checkpoint-storage-hdfs 2.3.8 (needs java and mvn; on the local disk, or on HDFS with --fs hdfs://host:port/path)")
+	peersSrc := fl.String("peers-src", "", "the SeaTunnel harness's Maven project (default: bench/peers found from the working directory or the executable)")
+	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
+	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	if *peersRounds < 1 {
+		return fmt.Errorf("--peers-rounds %d: want at least 1", *peersRounds)
 	}
 	explicit := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -88,6 +97,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *clusterOnly {
 		return runCluster()
+	}
+	if *peers {
+		pb := &peersBench{src: *peersSrc, fsURI: *fsURI, dir: sub("peers"), rounds: *peersRounds, replication: fmt.Sprint(*peersReplication), say: say, lookPath: exec.LookPath,
+			opts: bench.PeerOptions{Sizes: []int{1 << 20, 16 << 10}, Stores: 100, Checkpoints: 1000, Lookups: 21}}
+		if pb.src == "" {
+			pb.src = findPeersSrc()
+		}
+		if *quick {
+			pb.opts.Stores, pb.opts.Checkpoints, pb.opts.Lookups = 10, 100, 5
+		}
+		err := pb.run(ctx, stdout)
+		if errors.Is(err, errPeersSkipped) {
+			fmt.Fprintf(stdout, "%v\n", err)
+			return nil
+		}
+		return err
 	}
 	runCheckpoint := func() error {
 		say("checkpoint storage ...")
