@@ -37,6 +37,7 @@ type linIn struct {
 	Op    string // "put", "get", "del"
 	Key   string
 	Value string
+	Via   string // the member's HTTP address (set by do; the model ignores it)
 }
 
 type linOut struct {
@@ -91,6 +92,7 @@ func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) 
 		body = strings.NewReader(in.Value)
 	}
 	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), method, u, body)
+	in.Via = addr
 	call := time.Now().UnixNano()
 	resp, err := h.client.Do(req)
 	var out linOut

@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 )
 
 // Member ports inside each namespace: every member has an address of its
@@ -188,30 +191,60 @@ func (c *partitionCluster) probe(ctx context.Context, h *linHistory, i int) {
 }
 
 // readProbes reads every probe key back through addr into the history and
-// returns how many acknowledged probe writes it did not find.
-func (c *partitionCluster) readProbes(ctx context.Context, h *linHistory, addr string) (acked, lost int) {
+// returns how many acknowledged probe writes it did not find; with report
+// set, each one fails the test.
+func (c *partitionCluster) readProbes(ctx context.Context, h *linHistory, addr string, report bool) (acked, lost int) {
 	c.mu.Lock()
 	ws := append([]probeWrite(nil), c.probes...)
 	c.mu.Unlock()
 	for _, w := range ws {
 		resp, err := h.client.Get("http://" + addr + "/v1/maps/" + h.mapName + "/entries/" + w.key)
-		got := ""
+		got, status := "", ""
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				got = string(b)
-			}
+			got, status = string(b), resp.Status
 		}
 		if w.acked {
 			acked++
 			if got != w.value {
 				lost++
-				c.t.Errorf("probe write %s=%q was acknowledged but reads back as %q (%v)", w.key, w.value, got, err)
+				if report {
+					c.t.Errorf("probe write %s=%q was acknowledged but reads back as %s %q (%v)", w.key, w.value, status, got, err)
+				}
 			}
 		}
 	}
 	return acked, lost
+}
+
+// explain logs, for each key whose own history is not linearizable, its
+// operations in call order (times relative to t0).
+func (c *partitionCluster) explain(ops []porcupine.Operation, t0 time.Time) {
+	byKey := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		k := op.Input.(linIn).Key
+		byKey[k] = append(byKey[k], op)
+	}
+	names := map[string]string{}
+	for i := 1; i <= len(c.nodes); i++ {
+		names[c.addr(i)] = fmt.Sprintf("m%d", i)
+	}
+	shown := 0
+	for k, kops := range byKey {
+		if porcupine.CheckOperationsTimeout(kvModel, kops, 20*time.Second) != porcupine.Illegal || shown >= 2 {
+			continue
+		}
+		shown++
+		sort.Slice(kops, func(a, b int) bool { return kops[a].Call < kops[b].Call })
+		var b strings.Builder
+		for _, op := range kops {
+			in := op.Input.(linIn)
+			fmt.Fprintf(&b, "  %8.3fs..%8.3fs c%-3d %s via %s\n", float64(op.Call-t0.UnixNano())/1e9, float64(op.Return-t0.UnixNano())/1e9,
+				op.ClientId, kvModel.DescribeOperation(op.Input, op.Output), names[in.Via])
+		}
+		c.t.Logf("key %s is not linearizable:\n%s", k, b.String())
+	}
 }
 
 func (c *partitionCluster) addr(i int) string {
@@ -357,6 +390,8 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	if last := c.lastAckOf(3); last.After(cut.Add(acking)) {
 		t.Fatalf("the minority member acknowledged a write %v after the cut, after it had been quiet", last.Sub(cut))
 	}
+	acked, lost := c.readProbes(ctx, h, c.addr(1), false)
+	t.Logf("during the minority cut: %d acknowledged probe writes read back, lost %d", acked, lost)
 	c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "up")
 	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
 	if err != nil {
@@ -365,6 +400,8 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	t.Logf("converged %v after the link came back", took.Round(time.Millisecond))
 	c.setFaulty(0)
 	r.progress(t, "writes after the heal", 300)
+	acked, lost = c.readProbes(ctx, h, c.addr(1), false)
+	t.Logf("after the minority cut and heal: %d acknowledged probe writes read back, lost %d", acked, lost)
 
 	// One-way loss: member 2 sends but receives nothing.
 	c.setFaulty(2)
@@ -391,7 +428,15 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	c.setFaulty(0)
 	r.progress(t, "writes after the one-way loss", 300)
 
-	r.finish(t, c.addr(1))
-	acked, lost := c.readProbes(ctx, h, c.addr(2))
+	r.stop()
+	<-r.done
+	h.readAll(ctx, c.addr(1))
+	res, _, ops := h.check(2 * time.Minute)
+	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
+	if res != porcupine.Ok {
+		c.explain(ops, cut)
+		t.Errorf("the history is not linearizable (%s)", res)
+	}
+	acked, lost = c.readProbes(ctx, h, c.addr(2), true)
 	t.Logf("%d acknowledged probe writes read back, lost %d", acked, lost)
 }
