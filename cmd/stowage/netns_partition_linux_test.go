@@ -346,6 +346,9 @@ func (c *partitionCluster) quiet(i int, since time.Time, span, limit time.Durati
 //   - member 2 can send but not receive (a queue that drops every frame on
 //     the bridge's side of its link): the others carry on without it; when
 //     the loss ends it rejoins;
+//   - member 3 answers gossip but not the member-transport port: the
+//     cluster goes on serving, and when the port is reachable again the
+//     three converge.
 //
 // The whole history must be linearizable per key (porcupine), and a final
 // read of every key closes it, so an acknowledged write that was lost, or
@@ -427,6 +430,28 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	t.Logf("converged %v after the loss ended", took.Round(time.Millisecond))
 	c.setFaulty(0)
 	r.progress(t, "writes after the one-way loss", 300)
+
+	// Member 3 answers gossip but not the data protocol: inside its
+	// namespace, policy routing blackholes every packet to or from the
+	// member-transport port (tc filters and nftables need kernel modules
+	// that are not always there; routing rules are built in).
+	c.setFaulty(3)
+	ns3 := c.lab.member[2]
+	port := fmt.Sprint(labTransportPort)
+	c.lab.ip("-n", ns3, "rule", "add", "dport", port, "blackhole")
+	c.lab.ip("-n", ns3, "rule", "add", "sport", port, "blackhole")
+	start := time.Now()
+	r.progress(t, "writes while member 3 answers gossip only", 300)
+	t.Logf("300 writes acknowledged %v after member 3 stopped answering the data protocol", time.Since(start).Round(time.Millisecond))
+	c.lab.ip("-n", ns3, "rule", "del", "dport", port, "blackhole")
+	c.lab.ip("-n", ns3, "rule", "del", "sport", port, "blackhole")
+	took, err = c.converged(ctx, 90*time.Second, 1, 2, 3)
+	if err != nil {
+		t.Fatalf("after the data protocol came back: %v", err)
+	}
+	t.Logf("converged %v after the data protocol came back", took.Round(time.Millisecond))
+	c.setFaulty(0)
+	r.progress(t, "writes after the data protocol came back", 300)
 
 	r.stop()
 	<-r.done
