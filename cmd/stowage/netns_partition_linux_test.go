@@ -335,26 +335,19 @@ func (c *partitionCluster) quiet(i int, since time.Time, span, limit time.Durati
 	return 0, fmt.Errorf("member %d still acknowledged writes %s after the cut", i, limit)
 }
 
-// Three members, each in its own network namespace, joined by a bridge;
-// the engine maps have split-brain protection (a majority of 2) and
-// persist to one shared local directory. Clients write and read through
-// every member the whole time while the network fails in three ways:
-//
-//   - member 3's link to the bridge goes down: it must stop acknowledging
-//     within a bounded time while members 1 and 2 carry on; when the link
-//     comes back it must rejoin and the three converge;
-//   - member 2 can send but not receive (a queue that drops every frame on
-//     the bridge's side of its link): the others carry on without it; when
-//     the loss ends it rejoins;
-//   - member 3 answers gossip but not the member-transport port: the
-//     cluster goes on serving, and when the port is reachable again the
-//     three converge.
-//
-// The whole history must be linearizable per key (porcupine), and a final
-// read of every key closes it, so an acknowledged write that was lost, or
-// one acknowledged by the minority and never seen by the majority, fails
-// the test.
-func TestClusterNetworkPartitions(t *testing.T) {
+// partitionRun is a partitionCluster of three under clients: six that
+// write and read shared keys through the members whose network is sound,
+// and one probe per member that writes keys of its own through it whatever
+// its state.
+type partitionRun struct {
+	*linRun
+	c *partitionCluster
+}
+
+// startPartitionRun starts three members in their namespaces and the
+// clients, and waits for 300 acknowledged writes.
+func startPartitionRun(t *testing.T) *partitionRun {
+	t.Helper()
 	ctx := context.Background()
 	c := newPartitionCluster(t, 3)
 	for i := 1; i <= 3; i++ {
@@ -374,9 +367,43 @@ func TestClusterNetworkPartitions(t *testing.T) {
 		go func() { defer probes.Done(); c.probe(wctx, h, i) }()
 	}
 	go func() { h.run(wctx, 6, c.serving, uint64(time.Now().UnixNano())); probes.Wait(); close(r.done) }()
-	defer func() { r.stop(); <-r.done }()
+	t.Cleanup(func() { r.stop(); <-r.done })
 	r.progress(t, "writes before any fault", 300)
 
+	return &partitionRun{linRun: r, c: c}
+}
+
+// check stops the clients, reads every key back, checks the whole history
+// with porcupine and reads back every acknowledged probe write: an
+// acknowledged write that was lost, or one acknowledged by a minority and
+// never seen by the majority, fails the test.
+func (pr *partitionRun) check(t *testing.T, t0 time.Time) {
+	t.Helper()
+	ctx, c, r, h := context.Background(), pr.c, pr.linRun, pr.h
+	r.stop()
+	<-r.done
+	h.readAll(ctx, c.addr(1))
+	res, _, ops := h.check(2 * time.Minute)
+	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
+	if res != porcupine.Ok {
+		c.explain(ops, t0)
+		t.Errorf("the history is not linearizable (%s)", res)
+	}
+	acked, lost := c.readProbes(ctx, h, c.addr(2), true)
+	t.Logf("%d acknowledged probe writes read back, lost %d", acked, lost)
+}
+
+// Three members, each in its own network namespace, joined by a bridge;
+// the engine maps have split-brain protection (a majority of 2) and
+// persist to one shared local directory. Member 3's link to the bridge
+// goes down: it must stop acknowledging writes within a bounded time
+// while members 1 and 2 carry on; when the link comes back it must rejoin
+// and the three converge. The whole history must be linearizable per key
+// and every acknowledged write must read back.
+func TestClusterNetworkPartitionMinority(t *testing.T) {
+	ctx := context.Background()
+	pr := startPartitionRun(t)
+	c, r, h := pr.c, pr.linRun, pr.h
 	// A minority of one: member 3's link to the bridge goes down.
 	c.setFaulty(3)
 	cut := time.Now()
@@ -403,17 +430,25 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	t.Logf("converged %v after the link came back", took.Round(time.Millisecond))
 	c.setFaulty(0)
 	r.progress(t, "writes after the heal", 300)
-	acked, lost = c.readProbes(ctx, h, c.addr(1), false)
-	t.Logf("after the minority cut and heal: %d acknowledged probe writes read back, lost %d", acked, lost)
+	pr.check(t, cut)
+}
 
+// Member 2 can send but not receive (a queue that drops every frame on
+// the bridge's side of its link): the others carry on without it; when
+// the loss ends it rejoins. Nothing acknowledged is lost and the history
+// is linearizable.
+func TestClusterNetworkOneWayLoss(t *testing.T) {
+	ctx := context.Background()
+	pr := startPartitionRun(t)
+	c, r := pr.c, pr.linRun
 	// One-way loss: member 2 sends but receives nothing.
 	c.setFaulty(2)
-	cut = time.Now()
+	cut := time.Now()
 	// A pfifo queue that holds nothing drops every frame the bridge sends
 	// to member 2 (netem and tc filters need kernel modules that are not
 	// always there; pfifo is built in).
 	c.lab.bridgeTC("qdisc", "add", "dev", "b2", "root", "pfifo", "limit", "0")
-	acking, err = c.quiet(2, cut, 3*time.Second, 60*time.Second)
+	acking, err := c.quiet(2, cut, 3*time.Second, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +458,7 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	}
 	r.progress(t, "writes while member 2 is deaf", 300)
 	c.lab.bridgeTC("qdisc", "del", "dev", "b2", "root")
-	took, err = c.converged(ctx, 90*time.Second, 1, 2, 3)
+	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
 	if err != nil {
 		t.Fatalf("after the loss ended: %v", err)
 	}
@@ -431,6 +466,16 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	c.setFaulty(0)
 	r.progress(t, "writes after the one-way loss", 300)
 
+	pr.check(t, cut)
+}
+
+// Member 3 answers gossip but not the member-transport port: the cluster
+// goes on serving, and when the port is reachable again the three
+// converge. Nothing acknowledged is lost and the history is linearizable.
+func TestClusterNetworkDataPortBlocked(t *testing.T) {
+	ctx := context.Background()
+	pr := startPartitionRun(t)
+	c, r := pr.c, pr.linRun
 	// Member 3 answers gossip but not the data protocol: inside its
 	// namespace, policy routing blackholes every packet to or from the
 	// member-transport port (tc filters and nftables need kernel modules
@@ -445,7 +490,7 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	t.Logf("300 writes acknowledged %v after member 3 stopped answering the data protocol", time.Since(start).Round(time.Millisecond))
 	c.lab.ip("-n", ns3, "rule", "del", "dport", port, "blackhole")
 	c.lab.ip("-n", ns3, "rule", "del", "sport", port, "blackhole")
-	took, err = c.converged(ctx, 90*time.Second, 1, 2, 3)
+	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
 	if err != nil {
 		t.Fatalf("after the data protocol came back: %v", err)
 	}
@@ -453,15 +498,5 @@ func TestClusterNetworkPartitions(t *testing.T) {
 	c.setFaulty(0)
 	r.progress(t, "writes after the data protocol came back", 300)
 
-	r.stop()
-	<-r.done
-	h.readAll(ctx, c.addr(1))
-	res, _, ops := h.check(2 * time.Minute)
-	t.Logf("%d operations, %d acknowledged writes, linearizable: %s", len(ops), h.acked(), res)
-	if res != porcupine.Ok {
-		c.explain(ops, cut)
-		t.Errorf("the history is not linearizable (%s)", res)
-	}
-	acked, lost = c.readProbes(ctx, h, c.addr(2), true)
-	t.Logf("%d acknowledged probe writes read back, lost %d", acked, lost)
+	pr.check(t, start)
 }
