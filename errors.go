@@ -32,6 +32,14 @@ var (
 	// write reached it; the write may or may not have taken effect (read
 	// the key to tell).
 	ErrIndeterminate = dmap.ErrIndeterminate
+	// ErrNamespaceLeaseLost: this member cannot tell that its cluster
+	// still holds the namespace lease of the map's store (the renewals
+	// failed, or another cluster took the namespace over), so it refuses
+	// the write, which changed nothing; the error names the namespace and
+	// clusterName as configured. Reads still work. Writes are accepted
+	// again once the member sees its cluster's lease renewed
+	// (docs/security.md, Storage).
+	ErrNamespaceLeaseLost = nslease.ErrLost
 )
 
 // Errors at any time.

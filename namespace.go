@@ -18,6 +18,8 @@ import (
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/nslease"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/mapstore/filestore"
 )
 
 // propLeaseTTL is the hazelcast.yaml property that sets how long the
@@ -30,6 +32,7 @@ const propLeaseTTL = "stowage.namespace.lease.ttl"
 // nsLease is the lease this member holds, or follows, on one map store's
 // namespace/clusterName, with the FS it is written through.
 type nsLease struct {
+	key  string // storage properties and directory (takeNamespaces)
 	l    *nslease.Lease
 	fs   fsbackend.FS
 	host *os.File // a member alone: its host lock (hostLock)
@@ -80,7 +83,7 @@ func (n *Node) takeNamespaces(ctx context.Context) error {
 			continue
 		}
 		dir := mapDir(ms, "")
-		key := ms.Properties.String() + "\x00" + dir
+		key := leaseKey(ms)
 		if seen[key] {
 			continue
 		}
@@ -110,9 +113,49 @@ func (n *Node) takeNamespaces(ctx context.Context) error {
 			}
 			return fmt.Errorf("stowage: %w", err)
 		}
-		n.leases = append(n.leases, nsLease{l: l, fs: f, host: host})
+		n.leases = append(n.leases, nsLease{key: key, l: l, fs: f, host: host})
 	}
 	return nil
+}
+
+// leaseKey names the namespace/clusterName of a map store: its storage
+// properties and directory.
+func leaseKey(ms *config.MapStoreConfig) string {
+	return ms.Properties.String() + "\x00" + mapDir(ms, "")
+}
+
+// fencedStore is a file map store whose writes are admitted only while
+// this member knows its cluster holds the namespace lease
+// (nslease.Lease.Check: it refuses writes before another cluster can take
+// the namespace over). Reads are served as before. Every other method of
+// the store is the filestore's.
+type fencedStore struct {
+	*fileStore
+	lease *nslease.Lease
+}
+
+// fileStore names the embedded store apart from MapStore's Store method.
+type fileStore = filestore.Store
+
+// Admit refuses the write with an error matching ErrNamespaceLeaseLost,
+// then applies the store's own throttle.
+func (s *fencedStore) Admit(ctx context.Context) error {
+	if err := s.lease.Check(); err != nil {
+		return fmt.Errorf("stowage: %w", err)
+	}
+	return s.fileStore.Admit(ctx)
+}
+
+// fenced wraps st with the lease of its namespace, if this member holds
+// one (members given an in-memory cluster by Options.TestHooks do not).
+func (n *Node) fenced(ms *config.MapStoreConfig, st *filestore.Store) mapstore.MapStore {
+	key := leaseKey(ms)
+	for _, l := range n.leases {
+		if l.key == key {
+			return &fencedStore{fileStore: st, lease: l.l}
+		}
+	}
+	return st
 }
 
 // hostLock takes an exclusive flock (held until the file is closed; the

@@ -358,7 +358,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 			f.Close()
 			return nil, fmt.Errorf("stowage: map %q: %w", name, err)
 		}
-		return st, nil
+		return n.fenced(ms, st), nil
 	}
 }
 

@@ -271,7 +271,7 @@ func writeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, stowage.ErrInvalidMapName):
 		code = http.StatusBadRequest
-	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum):
+	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost):
 		code = http.StatusServiceUnavailable
 	case errors.Is(err, stowage.ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
 		// The write may or may not have taken effect.

@@ -14,17 +14,18 @@
 //   - none, a released one, or one of its own cluster (Options.Same: the
 //     record names an address one of its live members holds): it takes
 //     the lease by creating the next record;
-//   - another cluster's record that expired: it takes the lease over;
-//   - another cluster's record that has not expired: it watches the
-//     records until the other cluster renews (it is live: Acquire fails
-//     with an *HeldError that names the path and the other members) or
-//     the record expires unrenewed (its holder is gone: taken over). So a
-//     member started after a kill -9 of the whole other side waits at most
-//     one TTL, and a live cluster is found in about TTL/3.
+//   - another cluster's record: it watches the records until the other
+//     cluster renews (it is live: Acquire fails with an *HeldError that
+//     names the path and the other members) or the record has expired and
+//     stayed the newest for a full TTL on this member's monotonic clock
+//     (its holder is gone, or fenced: taken over). So a member started
+//     after a kill -9 of the whole other side waits about one to two
+//     TTLs, and a live cluster is found in about TTL/4.
 //
-// The Lease renews every TTL/3 while Options.Renew says this member
+// The Lease renews every TTL/4 while Options.Renew says this member
 // should (the cluster's master), and Close of the last member releases it
-// so that another cluster may start at once. Expiry is read on the
-// reader's clock, so the hosts' clocks must agree to well within a TTL;
-// the watch of a live renewal does not depend on clocks.
+// so that another cluster may start at once. Every member's Lease also
+// follows the records (fence.go): Check refuses writes once this member
+// has not seen its cluster renew for 3/4 TTL, strictly before any other
+// cluster can take the lease over, on monotonic clocks only.
 package nslease

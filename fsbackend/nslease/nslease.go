@@ -28,6 +28,10 @@ const keep = 3
 // ErrHeld is matched by the *HeldError of Acquire.
 var ErrHeld = errors.New("stowage/nslease: namespace is written by another live cluster")
 
+// ErrLost is matched by the error of Lease.Check while this member cannot
+// tell that its cluster still holds the lease (Fence).
+var ErrLost = errors.New("stowage/nslease: this cluster's namespace lease is not known to be renewed; writes are refused until it is")
+
 // HeldError says who holds the lease Acquire could not take.
 type HeldError struct {
 	Path    string   // Options.Path
@@ -49,6 +53,10 @@ type Record struct {
 	Renewed  time.Time `json:"renewed"`
 	Expires  time.Time `json:"expires"`
 	Released bool      `json:"released,omitempty"`
+
+	// pending: the newest record could not be read yet; Members and the
+	// times come from an older record (newest).
+	pending bool
 }
 
 // Options configure Acquire.
@@ -82,6 +90,7 @@ type Lease struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
+	fence  // what Check answers
 }
 
 func (o *Options) ttl() time.Duration {
@@ -146,7 +155,7 @@ func (o *Options) newestOnce(ctx context.Context) (uint64, Record, bool, error) 
 		if top == 0 {
 			return n, r, false, nil
 		}
-		r.Released = false
+		r.Released, r.pending = false, true
 		if exp := pending.Add(o.ttl()); exp.After(r.Expires) {
 			r.Renewed, r.Expires = pending, exp
 		}
@@ -155,7 +164,7 @@ func (o *Options) newestOnce(ctx context.Context) (uint64, Record, bool, error) 
 	if top == 0 {
 		return 0, Record{}, gone, nil
 	}
-	return top, Record{Members: []string{"unknown"}, Renewed: pending, Expires: pending.Add(o.ttl())}, false, nil
+	return top, Record{pending: true, Members: []string{"unknown"}, Renewed: pending, Expires: pending.Add(o.ttl())}, false, nil
 }
 
 // create makes record n; fs.ErrExist when another writer made it first.
@@ -179,20 +188,30 @@ func Acquire(ctx context.Context, o Options) (*Lease, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	var watched uint64 // another cluster's record being watched
+	var watched uint64      // another cluster's record being watched
+	var watchedAt time.Time // monotonic: when this member first saw it
 	for {
+		start := time.Now()
 		n, r, err := o.newest(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("stowage/nslease: read the lease of %s: %w", o.Path, err)
 		}
 		now := time.Now()
-		free := n == 0 || r.Released || o.Same(r.Members) || !now.Before(r.Expires)
+		// Another cluster's record is free once it expired by its own
+		// wall clock and this member watched it stay the newest for a
+		// full TTL on its monotonic clock: the holder's members stop
+		// writing within fenceAfter of the record's creation (fence.go),
+		// whatever the two hosts' wall clocks say.
+		free := n == 0 || r.Released || o.Same(r.Members) ||
+			(!now.Before(r.Expires) && watched == n && now.Sub(watchedAt) >= o.ttl())
 		if !free {
 			if watched != 0 && n != watched {
 				return nil, &HeldError{Path: o.Path, Members: r.Members, Renewed: r.Renewed, Expires: r.Expires}
 			}
-			watched = n
-			wait := min(r.Expires.Sub(now)+10*time.Millisecond, o.ttl()/10)
+			if watched == 0 {
+				watched, watchedAt = n, now
+			}
+			wait := min(max(r.Expires.Sub(now), o.ttl()-now.Sub(watchedAt))+10*time.Millisecond, o.ttl()/10)
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -210,16 +229,20 @@ func Acquire(ctx context.Context, o Options) (*Lease, error) {
 			o.Logger.Warn("stowage: took over the namespace lease of a cluster that stopped renewing it", "namespace", o.Path, "members", r.Members)
 		}
 		l := &Lease{o: o, last: n + 1, stop: make(chan struct{}), done: make(chan struct{})}
+		l.fence.done = make(chan struct{})
+		l.fence.renewed(n+1, start) // record n+1 was created after start
+		go l.follow()
 		l.prune(ctx)
 		go l.loop()
 		return l, nil
 	}
 }
 
-// loop renews the lease every TTL/3 while this member is the renewer.
+// loop renews the lease every renewEvery while this member is the
+// renewer.
 func (l *Lease) loop() {
 	defer close(l.done)
-	t := time.NewTicker(l.o.ttl() / 3)
+	t := time.NewTicker(renewEvery(l.o.ttl()))
 	defer t.Stop()
 	for {
 		select {
@@ -230,8 +253,9 @@ func (l *Lease) loop() {
 		if l.o.Renew != nil && !l.o.Renew() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.o.ttl()/3)
-		if err := l.Renew(ctx); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), renewEvery(l.o.ttl()))
+		// Another cluster's record is logged once by the fence.
+		if err := l.Renew(ctx); err != nil && !errors.Is(err, ErrHeld) {
 			l.o.Logger.Error("stowage: could not renew the namespace lease", "namespace", l.o.Path, "err", err)
 		}
 		cancel()
@@ -246,11 +270,13 @@ func (l *Lease) Renew(ctx context.Context) error {
 
 func (l *Lease) write(ctx context.Context, released bool) error {
 	for try := 0; try < 5; try++ {
+		start := time.Now()
 		n, r, err := l.o.newest(ctx)
 		if err != nil {
 			return err
 		}
 		if n > 0 && !r.Released && !l.o.Same(r.Members) {
+			l.fence.otherCluster(l.o, n, r)
 			return &HeldError{Path: l.o.Path, Members: r.Members, Renewed: r.Renewed, Expires: r.Expires}
 		}
 		err = l.o.create(ctx, n+1, released)
@@ -263,6 +289,9 @@ func (l *Lease) write(ctx context.Context, released bool) error {
 		l.mu.Lock()
 		l.last = n + 1
 		l.mu.Unlock()
+		if !released {
+			l.fence.renewed(n+1, start)
+		}
 		l.prune(ctx)
 		return nil
 	}
@@ -298,6 +327,7 @@ func (l *Lease) Close(ctx context.Context, release bool) error {
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.done
+	<-l.fence.done
 	if release {
 		return l.write(ctx, true)
 	}

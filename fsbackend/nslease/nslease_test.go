@@ -2,7 +2,9 @@ package nslease_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,5 +76,51 @@ func TestPrunedWhileListed(t *testing.T) {
 	if b, err := nslease.Acquire(cctx, opts(&staleList{FS: f}, "b")); err == nil {
 		b.Close(ctx, false)
 		t.Fatal("a second cluster took the lease from a listing of pruned records")
+	}
+}
+
+// TestFollowerFencedBeforeTakeOver: a member that does not renew stays
+// admitted while its cluster's renewer renews; once the renewer stops,
+// it refuses (ErrLost) before another cluster's Acquire returns, and then
+// names the other cluster.
+func TestFollowerFencedBeforeTakeOver(t *testing.T) {
+	ctx := context.Background()
+	f := memfs.New()
+	const ttl = time.Second
+	opts := func(member string, renew bool, cluster ...string) nslease.Options {
+		return nslease.Options{FS: f, Dir: "ns/c", Path: "ns/c", TTL: ttl,
+			Members: func() []string { return []string{member} },
+			Same: func(ms []string) bool {
+				return slices.ContainsFunc(ms, func(m string) bool { return slices.Contains(cluster, m) })
+			},
+			Renew: func() bool { return renew }}
+	}
+	a1, err := nslease.Acquire(ctx, opts("a1", true, "a1", "a2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a1.Close(ctx, false)
+	a2, err := nslease.Acquire(ctx, opts("a2", false, "a1", "a2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a2.Close(ctx, false)
+	for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if err := a2.Check(); err != nil {
+			t.Fatalf("follower refused while its cluster renews: %v", err)
+		}
+	}
+	a1.Close(ctx, false)
+	b, err := nslease.Acquire(ctx, opts("b", true, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx, false)
+	if err := a2.Check(); !errors.Is(err, nslease.ErrLost) {
+		t.Fatalf("follower after the take-over: %v, want ErrLost", err)
+	}
+	time.Sleep(ttl / 4)
+	if err := a2.Check(); !errors.Is(err, nslease.ErrLost) || !strings.Contains(err.Error(), "another cluster (members b)") {
+		t.Fatalf("follower after it read the other cluster's record: %v", err)
 	}
 }
