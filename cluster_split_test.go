@@ -52,6 +52,28 @@ func keyOwnedBy(t *testing.T, m *tmember) string {
 // acknowledge a write: the backups of the newer epoch refuse its records,
 // and the write goes to the new owner once the stale member learns the
 // new table.
+// keyHeldOnlyBy returns a key whose partition's replicas, in m's table,
+// are all among ids.
+func keyHeldOnlyBy(t *testing.T, m *tmember, among ...*tmember) string {
+	t.Helper()
+	ok := map[string]bool{}
+	for _, x := range among {
+		ok[x.id] = true
+	}
+	for i := 0; i < 100000; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		all := true
+		for _, id := range m.node.Replicas(partition.Of([]byte(k), partition.DefaultCount)) {
+			all = all && ok[id]
+		}
+		if all {
+			return k
+		}
+	}
+	t.Fatalf("no key held only by %v", among)
+	return ""
+}
+
 func TestClusterStaleOwnerRefused(t *testing.T) {
 	tc := newTCluster(t, memoryConfig(2, 0))
 	// Without the lease (TestClusterResumedOwnerServesNoStaleRead), so
@@ -154,7 +176,8 @@ func waitUntil(t *testing.T, cond func() bool) {
 
 // Split-brain protection: a map whose split-brain-protection needs three
 // members refuses writes (and keeps its data) while a member sees fewer,
-// and takes them again once the cluster is whole.
+// the table does not change meanwhile, and writes are taken again once the
+// cluster is whole.
 func TestClusterSplitBrainProtection(t *testing.T) {
 	cfg := func() *config.Config {
 		c, err := config.Parse(nil, []byte(`hazelcast:
@@ -180,6 +203,7 @@ func TestClusterSplitBrainProtection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// m3 is cut off and seen failed: two members are left.
+	before := m1.node.PartitionTable().Version
 	tc.net.Isolate(m3.id)
 	tc.setView(m1, m1, m2)
 	tc.setView(m2, m1, m2)
@@ -193,8 +217,14 @@ func TestClusterSplitBrainProtection(t *testing.T) {
 			t.Fatalf("write through %s with too few members: %v, want ErrNoQuorum", m.id, err)
 		}
 	}
-	// Maps without protection go on.
-	if err := strMap(t, m1.node, "free").Put(ctx, "k", "v"); err != nil {
+	// Below the minimum the members keep their table: no side of a
+	// split takes the others' partitions over (their copies would outrank
+	// the majority's at the heal). Maps without protection go on where
+	// the partition's owner and backups are all still there.
+	if v := m1.node.PartitionTable().Version; v != before {
+		t.Fatalf("the table moved from version %d to %d with fewer members than the protection's minimum", before, v)
+	}
+	if err := strMap(t, m1.node, "free").Put(ctx, keyHeldOnlyBy(t, m1, m1, m2), "v"); err != nil {
 		t.Fatalf("an unprotected map refused a write: %v", err)
 	}
 	// The cluster is whole again: writes are taken, and the refused ones

@@ -78,7 +78,12 @@
 //
 // Split-brain protection (hazelcast.split-brain-protection with a map's
 // split-brain-protection-ref) refuses the map's writes (or reads) while
-// fewer members than its minimum are live. Members check at Open that they
+// fewer members than its minimum are live. While a member sees fewer members than
+// the largest minimum of any map, its master publishes no new table: the
+// smaller side of a split keeps the table it had rather than taking the
+// lost members' partitions over (its copies would otherwise outrank the
+// majority's when the network heals), so every map's partitions owned or
+// backed up by the lost members wait for them, protected or not. Members check at Open that they
 // share the map stores' storage and refuse with ErrNotShared otherwise.
 //
 // # Per-key locks

@@ -135,12 +135,13 @@ func (n *Node) bindHost() string {
 }
 
 type clusterSettings struct {
-	replicas, startMin int
+	replicas, startMin, publishMin int
 }
 
 // clusterConfig derives the table's replica-set size (owner plus the
 // most backups any map asks for), the members needed before the first
-// table (hazelcast.initial.min.cluster.size).
+// table (hazelcast.initial.min.cluster.size) and before any later one (the
+// largest split-brain protection minimum of a map).
 func (n *Node) clusterConfig() clusterSettings {
 	h := n.cfg.Hazelcast
 	b := n.cfg.Engine.BackupCount
@@ -152,7 +153,18 @@ func (n *Node) clusterConfig() clusterSettings {
 	if v, err := strconv.Atoi(h.Properties[propInitialMin]); err == nil && v > 0 {
 		start = v
 	}
-	return clusterSettings{replicas: b + 1, startMin: start}
+	// A master that sees fewer members than a map's split-brain
+	// protection asks for publishes no table: the members of a minority
+	// keep the table they had instead of taking every partition over
+	// under a table of their own, whose newer epochs would outrank the
+	// majority's copies once the network heals.
+	publish := 0
+	for _, mc := range h.Maps {
+		if sb, ok := h.SplitBrainProtection[mc.SplitBrainProtectionRef]; ok && sb.Enabled {
+			publish = max(publish, sb.MinimumClusterSize)
+		}
+	}
+	return clusterSettings{replicas: b + 1, startMin: start, publishMin: publish}
 }
 
 // backupCounts returns a map's synchronous and asynchronous backups.

@@ -155,7 +155,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	n.view = view
 	cc := n.clusterConfig()
 	n.e = dmap.New(dmap.Config{
-		View: view, Transport: tr, Replicas: cc.replicas, StartMin: cc.startMin,
+		View: view, Transport: tr, Replicas: cc.replicas, StartMin: cc.startMin, PublishMin: cc.publishMin,
 		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), LoadWorkers: opts.LoadWorkers,
 		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
 		Logger: n.log, Registerer: opts.Registerer,

@@ -116,6 +116,9 @@ func (pr *Protocol) rebalance(ms []Member) {
 	if cur == nil && len(ms) < pr.startMin {
 		return // hazelcast.initial.min.size
 	}
+	if len(ms) < pr.publishMin {
+		return // the smaller side of a split (ProtocolConfig.PublishMin)
+	}
 	key := memberKey(ms)
 	pr.mu.Lock()
 	changed := !pr.wasMstr || key != pr.lastMembers

@@ -22,15 +22,16 @@ import (
 // transport) runs the same code with a view of one. It is safe for
 // concurrent use.
 type Protocol struct {
-	log      *slog.Logger
-	view     View
-	tr       Transport // nil: a member alone
-	self     string    // member id
-	count    int       // partitions
-	replicas int       // replica-set size in the table: owner + backups
-	startMin int       // members needed before the first table
-	timeout  time.Duration
-	closed   error // what waits return once the protocol stopped
+	log        *slog.Logger
+	view       View
+	tr         Transport // nil: a member alone
+	self       string    // member id
+	count      int       // partitions
+	replicas   int       // replica-set size in the table: owner + backups
+	startMin   int       // members needed before the first table
+	publishMin int       // members needed to publish any table (ProtocolConfig.PublishMin)
+	timeout    time.Duration
+	closed     error // what waits return once the protocol stopped
 
 	// onTable and repair are the layer above's (SetTableHooks).
 	onTable func(*partition.Table)
@@ -81,6 +82,10 @@ type ProtocolConfig struct {
 	// members needed before the first table
 	// (hazelcast.initial.min.size).
 	Partitions, Replicas, StartMin int
+	// PublishMin is the fewest members a master must see to publish a
+	// table after the first (0 or 1: any); the members of a smaller side
+	// of a split keep their last table.
+	PublishMin int
 	// Timeout bounds a call whose context has no deadline.
 	Timeout time.Duration
 	// Lease is how long an owner serves after the others last confirmed
@@ -95,7 +100,7 @@ type ProtocolConfig struct {
 // its loops.
 func NewProtocol(cfg ProtocolConfig) *Protocol {
 	d := &Protocol{log: cfg.Logger, view: cfg.View, tr: cfg.Transport, self: cfg.View.Self().ID, count: cfg.Partitions, replicas: cfg.Replicas,
-		startMin: max(1, cfg.StartMin), timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, tabCh: make(chan struct{}),
+		startMin: max(1, cfg.StartMin), publishMin: cfg.PublishMin, timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, tabCh: make(chan struct{}),
 		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{},
 		kick: make(chan struct{}, 1), fetch: make(chan string, 16), methods: map[string]method{}}
 	if d.log == nil {

@@ -35,11 +35,18 @@ func startNode(ctx context.Context, dir, logPath string, args ...string) (*child
 	if err != nil {
 		return nil, err
 	}
+	return startNodeCommand(ctx, logPath, append([]string{exe, "node", "--config-dir", dir, "--http", "127.0.0.1:0"}, args...))
+}
+
+// startNodeCommand starts argv, a command that runs `stowage node` (the
+// executable itself, or a wrapper such as `ip netns exec NS` that execs
+// it), and waits until the node listens; its log goes to logPath.
+func startNodeCommand(ctx context.Context, logPath string, argv []string) (*child, error) {
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, append([]string{"node", "--config-dir", dir, "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), childEnv...)
 	dieWithParent(cmd)
 	cmd.Stderr = lf

@@ -28,12 +28,16 @@ type linHistory struct {
 	ops  []porcupine.Operation
 	open []int // ops whose outcome is unknown (their return is set at the end)
 	acks int
+	// onAck, if set, is told of every acknowledged write: the member that
+	// acknowledged it and when the answer came.
+	onAck func(addr string, in linIn, ret time.Time)
 }
 
 type linIn struct {
 	Op    string // "put", "get", "del"
 	Key   string
 	Value string
+	Via   string // the member's HTTP address (set by do; the model ignores it)
 }
 
 type linOut struct {
@@ -78,8 +82,9 @@ func (h *linHistory) run(ctx context.Context, clients int, addrs func() []string
 	wg.Wait()
 }
 
-// do performs one operation and records it.
-func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) {
+// do performs one operation, records it and reports whether it was
+// answered (a write: acknowledged).
+func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) bool {
 	u := "http://" + addr + "/v1/maps/" + url.PathEscape(h.mapName) + "/entries/" + in.Key
 	method := map[string]string{"put": http.MethodPut, "get": http.MethodGet, "del": http.MethodDelete}[in.Op]
 	var body io.Reader
@@ -87,6 +92,7 @@ func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) 
 		body = strings.NewReader(in.Value)
 	}
 	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), method, u, body)
+	in.Via = addr
 	call := time.Now().UnixNano()
 	resp, err := h.client.Do(req)
 	var out linOut
@@ -111,6 +117,9 @@ func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) 
 		h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
 		if in.Op != "get" {
 			h.acks++
+			if h.onAck != nil {
+				h.onAck(addr, in, time.Unix(0, ret))
+			}
 		}
 	case in.Op != "get":
 		// A failed write may still have taken effect (the member died
@@ -119,6 +128,7 @@ func (h *linHistory) do(ctx context.Context, client int, addr string, in linIn) 
 		h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: linOut{Unknown: true}})
 		h.open = append(h.open, len(h.ops)-1)
 	}
+	return ok
 }
 
 func (h *linHistory) acked() int {

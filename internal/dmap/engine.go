@@ -53,6 +53,9 @@ type Config struct {
 	// most backups any map keeps); StartMin the members needed before the
 	// first table (hazelcast.initial.min.cluster.size).
 	Replicas, StartMin int
+	// PublishMin: a master that sees fewer members publishes no new
+	// table (cluster.ProtocolConfig.PublishMin).
+	PublishMin int
 	// OpTimeout bounds an operation whose context has no deadline.
 	OpTimeout time.Duration
 	// Lease is the owner's lease (lease.go); 0 turns it off.
@@ -120,7 +123,7 @@ func New(cfg Config) *Engine {
 	n.m = newMetrics(cfg.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{
-		View: cfg.View, Transport: cfg.Transport, Partitions: n.parts, Replicas: cfg.Replicas, StartMin: cfg.StartMin,
+		View: cfg.View, Transport: cfg.Transport, Partitions: n.parts, Replicas: cfg.Replicas, StartMin: cfg.StartMin, PublishMin: cfg.PublishMin,
 		Timeout: cfg.OpTimeout, Lease: cfg.Lease, Closed: ErrClosed, Logger: cfg.Logger,
 	})
 	n.repl = backup.New(backup.Config{Protocol: n.proto, Holder: holder{n}, Workers: cfg.LoadWorkers, Closed: ErrClosed,

@@ -37,6 +37,17 @@ func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResul
 	p := partition.Of(key, e.parts)
 	delay := time.Millisecond
 	for {
+		// Split-brain protection is checked here too, not only at the
+		// owner: below a map's minimum the table does not change
+		// (cluster.ProtocolConfig.PublishMin), so the owner may be a
+		// member this one lost, which would never answer.
+		need := c.wq
+		if o.kind == opGet && o.fn == nil {
+			need = c.rq
+		}
+		if err := e.quorumOK(need); err != nil {
+			return opResult{}, err
+		}
 		owner, err := e.proto.OwnerOf(ctx, p)
 		if err != nil {
 			return opResult{}, err
