@@ -105,9 +105,11 @@ func TestRealSyncOnClose(t *testing.T) {
 
 	// The DataNode's counters are the whole DataNode's: other test
 	// packages may write to the same fixture meanwhile. A measurement
-	// counts only when the blocks written in its window are this test's
-	// alone; otherwise it is taken again. scripts/test runs this test
-	// before the parallel run, so there its first window is clean.
+	// counts only when the blocks written in its window are about this
+	// test's own (at least blocks; the test's files take 9 on the
+	// fixture, other packages' bursts hundreds); otherwise it is taken
+	// again. scripts/test runs this test before the parallel run, so there
+	// its first window is clean.
 	measure := func(what string, kv ...string) (written, fsyncs int64) {
 		t.Helper()
 		for attempt := 1; ; attempt++ {
@@ -116,7 +118,7 @@ func TestRealSyncOnClose(t *testing.T) {
 			after := activityAfter(t, httpAddr, before, blocks)
 			written, fsyncs = after.BlocksWritten-before.BlocksWritten, after.FsyncCount-before.FsyncCount
 			t.Logf("%s: %d blocks written, %d fsyncs", what, written, fsyncs)
-			if written == blocks {
+			if written <= 2*blocks {
 				return written, fsyncs
 			}
 			if attempt == 5 {
