@@ -149,6 +149,9 @@ func TestReadsCreateNothing(t *testing.T) {
 		if code, _ := do(t, http.MethodHead, srv.URL+"/v1/maps/"+name+"/entries/k", ""); code != http.StatusNotFound {
 			t.Fatalf("HEAD of a key of a map that does not exist: %d, want 404", code)
 		}
+		if code, body := do(t, http.MethodGet, srv.URL+"/v1/maps/"+name+"/locks/k", ""); code != http.StatusOK || !strings.Contains(strings.Join(strings.Fields(body), ""), `"locked":false`) {
+			t.Fatalf("GET of a lock of a map that does not exist: %d %s, want 200 and not locked", code, body)
+		}
 	}
 	if got := files(t, dir); len(got) != len(before) {
 		t.Errorf("reads of maps that do not exist left files: %d before, %d after", len(before), len(got))

@@ -146,9 +146,10 @@ func (a *api) unlock(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// isLocked answers {"locked": bool}.
+// isLocked answers {"locked": bool}; a key of a map that does not exist
+// is not locked.
 func (a *api) isLocked(w http.ResponseWriter, r *http.Request) {
-	m := a.open(w, r)
+	m := a.lookup(w, r) // a read: it makes no map
 	if m == nil {
 		return
 	}
