@@ -319,6 +319,13 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 	if e.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})
 	}
+	if base, ok := lockBase(name); ok {
+		if b := e.maps[base]; b != nil {
+			b.locks.Store(c)
+		}
+	} else if lk := e.maps[lockMapName(name)]; lk != nil {
+		c.locks.Store(lk)
+	}
 	e.maps[name] = c
 	return c, true, nil
 }

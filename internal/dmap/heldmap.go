@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/stowage/stowage/backup"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/mapstore"
@@ -32,6 +33,10 @@ type heldMap struct {
 	wq    int       // split-brain protection: members needed for writes (0: none)
 	rq    int       // and for reads
 	m     *metrics
+	// locks is the map's lock map once it was made (locks.go): every
+	// write looks at it, so it is linked here rather than looked up by
+	// name under the engine's lock.
+	locks atomic.Pointer[heldMap]
 	// eager, for an EAGER map made while the node runs, is closed once
 	// its owned partitions are loaded: the first operation waits for it.
 	eager chan struct{}

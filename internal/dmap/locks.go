@@ -207,7 +207,7 @@ func (c *heldMap) lockedByOther(key []byte, owner string) (bool, time.Time) {
 	if _, ok := lockBase(c.name); ok {
 		return false, time.Time{}
 	}
-	lc := c.n.held(lockMapName(c.name))
+	lc := c.locks.Load()
 	if lc == nil {
 		return false, time.Time{}
 	}
