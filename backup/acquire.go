@@ -167,6 +167,14 @@ func (r *Replicator) plan(ps []int) map[int]source {
 	if unanswered > 0 {
 		return plan // a silent member might be the owner: ask again
 	}
+	if m := r.unheardTableMember(statuses); m != "" {
+		// The table names a member this one has not heard from (its
+		// member list has not seen it come back yet, after a split): it
+		// may hold the newest copy; decide once it answers, or once a
+		// newer table no longer names it.
+		r.log.Debug("stowage: waiting for a member of the table", "member", m)
+		return plan
+	}
 	for i, p := range ps {
 		var best candidate
 		found, wait := false, false
@@ -205,6 +213,23 @@ func (r *Replicator) plan(ps []int) map[int]source {
 		}
 	}
 	return plan
+}
+
+// unheardTableMember returns a member the current table names whose
+// status is not in statuses, or "" when every one answered.
+func (r *Replicator) unheardTableMember(statuses map[string][]partStatus) string {
+	t, _ := r.p.Table()
+	if t == nil {
+		return ""
+	}
+	for _, rs := range t.Owners {
+		for _, id := range rs {
+			if _, ok := statuses[id]; !ok {
+				return id
+			}
+		}
+	}
+	return ""
 }
 
 // localStatus says what this member holds of ps: to others (own false)

@@ -43,6 +43,9 @@ type testCluster struct {
 	net     *cluster.MemNetwork
 	members []*member // live, oldest first
 	seq     int
+	// publishMin is the members' ProtocolConfig.PublishMin (split-brain
+	// protection: a smaller side keeps its last table).
+	publishMin int
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -66,7 +69,7 @@ func (c *testCluster) add() *member {
 	m.tr = c.net.Transport(id)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
-		Timeout: longStop, Closed: errClosed, Logger: log})
+		PublishMin: c.publishMin, Timeout: longStop, Closed: errClosed, Logger: log})
 	m.repl = backup.New(backup.Config{Protocol: m.proto, Holder: m.h, Workers: 2, Closed: errClosed, Logger: log})
 	m.proto.Serve()
 	c.members = append(c.members, m)

@@ -107,6 +107,9 @@ func newPartitionCluster(t *testing.T, n int) *partitionCluster {
 		if t.Failed() {
 			for i := 1; i <= len(c.nodes); i++ {
 				b, _ := os.ReadFile(filepath.Join(c.dir, fmt.Sprintf("member-%d.log", i)))
+				if keep := os.Getenv("STOWAGE_TEST_NODE_DEBUG"); keep != "" {
+					_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("%s-member-%d.log", t.Name(), i)), b, 0o600)
+				}
 				if len(b) > 6000 {
 					b = b[len(b)-6000:]
 				}
@@ -130,6 +133,9 @@ func (c *partitionCluster) start(ctx context.Context, i int) {
 		// The API listens on the point-to-point link to the test's client
 		// namespace, which nothing else can reach.
 		"--insecure-http"}
+	if os.Getenv("STOWAGE_TEST_NODE_DEBUG") != "" {
+		argv = append(argv, "-v")
+	}
 	n, err := startNodeCommand(ctx, filepath.Join(c.dir, fmt.Sprintf("member-%d.log", i)), argv)
 	if err != nil {
 		c.t.Fatal(err)

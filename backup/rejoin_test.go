@@ -1,0 +1,86 @@
+package backup_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/partition"
+)
+
+// A member cut off by a split (with split-brain protection, so its side
+// publishes nothing) comes back; the master's next table gives it
+// partitions whose newest copies the majority wrote while it was away.
+// It installs that table before its own member list sees the others
+// alive again (the table travels over the member protocol, the liveness
+// over gossip, which may take longer to refute a failure). Its take-over
+// must wait for the members the table names, not decide from the copy it
+// kept from before the split: that copy lacks every write the majority
+// acknowledged meanwhile.
+func TestRejoinedMemberWaitsForTheTablesMembers(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishMin = 2
+	m1, m2, m3 := c.add(), c.add(), c.add()
+	tab1 := c.waitSafe()
+	c.writeAll(tab1, "before-")
+
+	// The split: m3 alone on its side, its view empty of the others.
+	c.net.Isolate(m3.id)
+	m3.view.Set(m3.self)
+	m1.view.Set(m1.self, m2.self)
+	m2.view.Set(m1.self, m2.self)
+	tab2 := waitTable(t, m1, func(tab *partition.Table) bool { return !inTable(tab, m3.id) })
+	c.members = []*member{m1, m2}
+	c.waitSafe()
+	written := c.writeAll(tab2, "during-")
+
+	// The heal: the network and the majority's views first; m3 hears the
+	// master's new table while its own view still lacks m1 and m2.
+	c.net.HealAll()
+	m1.view.Set(m1.self, m2.self, m3.self)
+	m2.view.Set(m1.self, m2.self, m3.self)
+	tab3 := waitTable(t, m3, func(tab *partition.Table) bool { return tab.Version > tab2.Version && inTable(tab, m3.id) })
+	// Long enough for a take-over that decides on its own copy to finish.
+	time.Sleep(300 * time.Millisecond)
+	m3.view.Set(m1.self, m2.self, m3.self)
+	c.members = []*member{m1, m2, m3}
+	final := c.waitSafe()
+	if final.Version < tab3.Version {
+		t.Fatalf("final table %d older than %d", final.Version, tab3.Version)
+	}
+	owned := 0
+	for p := range parts {
+		if final.Owner(p) == m3.id {
+			owned++
+		}
+		owner := c.byID(final.Owner(p))
+		checkHas(t, owner, p, written[p], "during-")
+	}
+	if owned == 0 {
+		t.Fatalf("the table after the heal gives m3 no partition; the test shows nothing")
+	}
+}
+
+// inTable reports whether id has a replica of any partition in tab.
+func inTable(tab *partition.Table, id string) bool {
+	for _, rs := range tab.Owners {
+		if slices.Contains(rs, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitTable waits until m's table satisfies ok and returns it.
+func waitTable(t *testing.T, m *member, ok func(*partition.Table) bool) *partition.Table {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for time.Now().Before(deadline) {
+		if tab, _ := m.proto.Table(); tab != nil && ok(tab) {
+			return tab
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s: no such table within %s", m.id, longStop)
+	return nil
+}
