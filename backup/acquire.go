@@ -150,7 +150,7 @@ func (r *Replicator) plan(ps []int) map[int]source {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil || ans.Code != codeOK || len(ans.St) != len(ps) {
-				if r.p.IsLive(m.ID) {
+				if r.p.IsLive(m.ID) && !r.p.Unneeded(m.ID) {
 					r.log.Debug("stowage: status not answered", "member", m.ID, "err", err)
 					unanswered++
 				}

@@ -84,3 +84,34 @@ func waitTable(t *testing.T, m *member, ok func(*partition.Table) bool) *partiti
 	t.Fatalf("%s: no such table within %s", m.id, longStop)
 	return nil
 }
+
+// A member that its member list keeps seeing alive but whose member
+// protocol answers nobody (a firewall rule on the transport port): the
+// master leaves it out of the table, the others take its partitions over
+// without waiting for it, and once it answers again it is taken back.
+func TestMemberSilentOnTheProtocolIsLeftOut(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishMin = 2
+	c.lease = 200 * time.Millisecond
+	m1, m2, m3 := c.add(), c.add(), c.add()
+	tab1 := c.waitSafe()
+	c.writeAll(tab1, "before-")
+
+	c.net.Isolate(m3.id) // the views still hold all three
+	tab2 := waitTable(t, m1, func(tab *partition.Table) bool { return !inTable(tab, m3.id) })
+	waitTable(t, m2, func(tab *partition.Table) bool { return tab.Version >= tab2.Version })
+	c.members = []*member{m1, m2}
+	c.waitSafe()
+	written := c.writeAll(tab2, "during-")
+
+	c.net.HealAll()
+	c.members = []*member{m1, m2, m3}
+	back := waitTable(t, m1, func(tab *partition.Table) bool { return inTable(tab, m3.id) })
+	final := c.waitSafe()
+	if final.Version < back.Version {
+		t.Fatalf("safe at table %d, before m3 was taken back (%d)", final.Version, back.Version)
+	}
+	for p := range parts {
+		checkHas(t, c.byID(final.Owner(p)), p, written[p], "during-")
+	}
+}

@@ -46,6 +46,8 @@ type testCluster struct {
 	// publishMin is the members' ProtocolConfig.PublishMin (split-brain
 	// protection: a smaller side keeps its last table).
 	publishMin int
+	// lease is the members' ProtocolConfig.Lease (0: none).
+	lease time.Duration
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -69,7 +71,7 @@ func (c *testCluster) add() *member {
 	m.tr = c.net.Transport(id)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
-		PublishMin: c.publishMin, Timeout: longStop, Closed: errClosed, Logger: log})
+		PublishMin: c.publishMin, Lease: c.lease, Timeout: longStop, Closed: errClosed, Logger: log})
 	m.repl = backup.New(backup.Config{Protocol: m.proto, Holder: m.h, Workers: 2, Closed: errClosed, Logger: log})
 	m.proto.Serve()
 	c.members = append(c.members, m)

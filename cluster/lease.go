@@ -246,6 +246,7 @@ func (pr *Protocol) leaseTargets() []string {
 // onLease answers a lease question with this member's table version, and
 // fetches the caller's table if it is newer.
 func (pr *Protocol) onLease(from string, req *leaseMsg) leaseMsg {
+	pr.noteHeard(from)
 	if req.TV > pr.TableVersion() {
 		pr.AskFetch(from)
 	}

@@ -67,7 +67,7 @@ func (pr *Protocol) install(t *partition.Table) bool {
 		pr.mu.Unlock()
 		return false
 	}
-	pr.table = t
+	pr.table, pr.tabAt = t, time.Now()
 	close(pr.tabCh)
 	pr.tabCh = make(chan struct{})
 	pr.mu.Unlock()
@@ -89,6 +89,9 @@ func (pr *Protocol) masterLoop() {
 		ch := pr.view.Changed()
 		pr.recheckDown()
 		ms := pr.Members()
+		if len(ms) > 0 && ms[0].ID == pr.self {
+			pr.checkReach(ms)
+		}
 		pr.rebalance(ms)
 		if pr.repair != nil {
 			pr.repair()

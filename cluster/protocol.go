@@ -42,6 +42,7 @@ type Protocol struct {
 	instMu sync.Mutex // serialises install and onTable
 	mu     sync.Mutex
 	table  *partition.Table // nil until the first table
+	tabAt  time.Time        // when table was installed
 	tabCh  chan struct{}    // closed and replaced when the table changes
 	addrs  map[string]string
 	live   map[string]bool
@@ -54,6 +55,8 @@ type Protocol struct {
 	bmu      sync.Mutex
 	batchers map[batchKey]*batcher
 	strag    stragglers // calls that outlasted their batch, for polls
+
+	reach reach // the master's record of who answers (reach.go)
 
 	// The owner's lease (lease.go).
 	clock0   time.Time
