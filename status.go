@@ -32,7 +32,8 @@ type MemberInfo struct {
 	Backups    int `json:"backups"`
 }
 
-// Members describes the live members (oldest first, the master first),
+// Members describes the live members (the master first, in the order
+// the masters admitted them),
 // then the members the partition table names that are no longer live.
 func (n *Node) Members() []MemberInfo {
 	_, owners := n.e.Table()
@@ -53,7 +54,7 @@ func (n *Node) Members() []MemberInfo {
 	self := n.view.Self().ID
 	var out []MemberInfo
 	live := map[string]bool{}
-	for i, m := range n.view.Members() {
+	for i, m := range n.e.Members() {
 		live[m.ID] = true
 		out = append(out, MemberInfo{ID: m.ID, Addr: m.Addr, Started: m.Started, Master: i == 0, Self: m.ID == self,
 			Live: true, Suspect: m.Suspect, Draining: m.Draining, Partitions: parts[m.ID], Backups: backups[m.ID]})

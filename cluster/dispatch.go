@@ -78,7 +78,7 @@ func (pr *Protocol) callerID(from string) string {
 // view: the oldest member, or the oldest of those whose transport
 // answers.
 func (pr *Protocol) isMaster(id string) bool {
-	if ms := pr.view.Members(); len(ms) > 0 && ms[0].ID == id {
+	if ms := pr.ranked(pr.view.Members()); len(ms) > 0 && ms[0].ID == id {
 		return true
 	}
 	ms := pr.Members()
@@ -166,14 +166,15 @@ type tableMsg struct {
 	Owners  [][]string `msgpack:"o"`
 	Since   []int64    `msgpack:"s"`
 	Joined  [][]int64  `msgpack:"j"`
+	Order   []string   `msgpack:"r,omitempty"`
 }
 
 func (tm tableMsg) table() *partition.Table {
-	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined}
+	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined, Order: tm.Order}
 }
 
 func tableOf(t *partition.Table) tableMsg {
-	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined}
+	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined, Order: t.Order}
 }
 
 // registerOwn registers the protocol's own methods.

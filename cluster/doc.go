@@ -12,9 +12,15 @@
 //
 //   - Member ids are "host:port-<start time in Unix nanoseconds>", so a
 //     member restarted on the same address is a different member.
-//   - Members are ordered by start time (oldest first, id on a tie); the
-//     oldest live member is the master. When it leaves or fails, the next
-//     oldest takes over.
+//   - Members are ordered the way the masters admitted them: each
+//     partition table carries that order (partition.Table.Order), and the
+//     first live member in it is the master. When it leaves or fails, the
+//     next one takes over. A member's start time (in its gossip metadata,
+//     oldest first, id on a tie) ranks it only against members no table
+//     admitted yet: before the first table, and among those joining, who
+//     are admitted at the end. A joiner that claims an early start time
+//     does not become the master (as in Hazelcast, whose master keeps the
+//     member list).
 //   - The cluster name travels in each member's metadata. A member whose
 //     cluster-name differs is refused both when it tries to join and when
 //     gossip mentions it; each refusal is logged once at Warn level with

@@ -222,7 +222,7 @@ const leaseOldest = 3
 // cost each member a call to every other one per round: control traffic
 // growing with the square of the cluster's size.
 func (pr *Protocol) leaseTargets() []string {
-	ms := pr.view.Members() // oldest first
+	ms := pr.ranked(pr.view.Members()) // the master first
 	pr.mu.Lock()
 	var ordered []string
 	for _, m := range ms {

@@ -253,3 +253,40 @@ func (pr *Protocol) AskFetch(addr string) {
 	default:
 	}
 }
+
+// ranked orders ms (given oldest first) the way the master is chosen:
+// the members the installed table admitted, in its order, then the
+// others as given. Whoever the table admitted first and is live is the
+// master; a start time a member claims in its gossip metadata only ranks
+// it against members no table admitted yet (before the first table, and
+// members joining now), so a member that joins claiming to be the oldest
+// cannot take the mastership.
+func (pr *Protocol) ranked(ms []Member) []Member {
+	t, _ := pr.Table()
+	if t == nil || len(t.Order) == 0 || len(ms) < 2 {
+		return ms
+	}
+	rank := make(map[string]int, len(t.Order))
+	for i, id := range t.Order {
+		rank[id] = i
+	}
+	out := slices.Clone(ms)
+	slices.SortStableFunc(out, func(a, b Member) int {
+		ra, oka := rank[a.ID]
+		rb, okb := rank[b.ID]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// ViewRanked returns the view's live members, the master first, in the
+// order the master is chosen (see ranked).
+func (pr *Protocol) ViewRanked() []Member { return pr.ranked(pr.view.Members()) }

@@ -213,6 +213,7 @@ func (pr *Protocol) Members() []Member {
 		pr.seen[id] = true
 	}
 	pr.mu.Unlock()
+	out = pr.ranked(out)
 	if dr, ok := pr.tr.(Dropper); ok {
 		for _, a := range gone {
 			if a != "" {

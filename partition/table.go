@@ -25,6 +25,37 @@ type Table struct {
 	// table since which each member has been in the replica set without a
 	// break: a copy filled before that may have missed writes.
 	Joined [][]int64
+	// Order is the members in the order masters admitted them: the first
+	// live one is the master (see AdmitOrder). A member's claimed start
+	// time ranks it only against members no table has admitted yet.
+	Order []string
+}
+
+// AdmitOrder returns the members of prev's Order that are in members, in
+// that order, followed by the members prev does not order, in the order
+// given. A new member joins at the end, whatever start time it claims.
+func AdmitOrder(prev *Table, members []string) []string {
+	in := make(map[string]bool, len(members))
+	for _, m := range members {
+		in[m] = true
+	}
+	out := make([]string, 0, len(members))
+	seen := make(map[string]bool, len(members))
+	if prev != nil {
+		for _, m := range prev.Order {
+			if in[m] && !seen[m] {
+				out = append(out, m)
+				seen[m] = true
+			}
+		}
+	}
+	for _, m := range members {
+		if !seen[m] {
+			out = append(out, m)
+			seen[m] = true
+		}
+	}
+	return out
 }
 
 // JoinedAt returns when member id joined partition p's replica set
@@ -108,6 +139,7 @@ func Assign(members []string, partitions, backups int, prev *Table) *Table {
 	for p := range t.Since {
 		t.Since[p] = t.Version
 	}
+	t.Order = AdmitOrder(prev, members)
 	defer func() {
 		for p, rs := range t.Owners {
 			if t.Joined[p] == nil {

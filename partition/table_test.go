@@ -348,3 +348,19 @@ func TestAssignMovesCloseToIdeal(t *testing.T) {
 		})
 	}
 }
+
+func TestAdmitOrderKeepsAdmittedMembersFirst(t *testing.T) {
+	prev := &partition.Table{Order: []string{"b", "a", "gone", "c"}}
+	got := partition.AdmitOrder(prev, []string{"new", "a", "c", "b", "later"})
+	want := []string{"b", "a", "c", "new", "later"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("AdmitOrder = %v, want %v", got, want)
+	}
+	if got := partition.AdmitOrder(nil, []string{"x", "y"}); !slices.Equal(got, []string{"x", "y"}) {
+		t.Fatalf("without a previous table: %v", got)
+	}
+	next := partition.Assign([]string{"z", "b", "a"}, 7, 1, prev)
+	if !slices.Equal(next.Order, []string{"b", "a", "z"}) {
+		t.Fatalf("Assign's order %v", next.Order)
+	}
+}

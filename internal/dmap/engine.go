@@ -144,6 +144,10 @@ func (e *Engine) Start() {
 // Self is this member's id.
 func (e *Engine) Self() string { return e.proto.Self() }
 
+// Members returns the live members, the master first (see
+// cluster.Protocol.ViewRanked).
+func (e *Engine) Members() []cluster.Member { return e.proto.ViewRanked() }
+
 // Call makes one member-protocol call to the member at addr.
 func (e *Engine) Call(ctx context.Context, addr, method string, body []byte) ([]byte, error) {
 	return e.proto.Call(ctx, addr, method, body)

@@ -206,12 +206,13 @@ type ClusterInfo struct {
 	Safe bool `json:"safe"`
 }
 
-// Cluster describes the cluster: members (oldest first), master, the
+// Cluster describes the cluster: members (the master first, in the
+// order the masters admitted them), master, the
 // partition table's version and each member's partitions.
 func (e *Engine) Cluster(ctx context.Context) ClusterInfo {
 	ci := ClusterInfo{Self: e.proto.Self(), PartitionCount: e.parts,
 		PartitionsPerMember: map[string]int{}, BackupsPerMember: map[string]int{}, ReplicaCount: e.proto.Replicas()}
-	for _, m := range e.proto.View().Members() {
+	for _, m := range e.proto.ViewRanked() {
 		ci.Members = append(ci.Members, m.ID)
 	}
 	if len(ci.Members) > 0 {
