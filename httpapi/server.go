@@ -66,6 +66,13 @@ func (t Timeouts) bodyDeadline(start time.Time, length int64) time.Time {
 // and, when tc is not nil, TLS (serve it with ServeTLS(ln, "", "")). A
 // request with a body gets its own read and write deadlines (Timeouts),
 // set through http.ResponseController before the handler runs.
+//
+// It speaks HTTP/1.1 and HTTP/2: over TLS, HTTP/2 is chosen by ALPN; in
+// clear text a client that knows the server speaks it may open an HTTP/2
+// connection directly (h2c "prior knowledge", no Upgrade), so that many
+// requests are in flight on one connection. HTTP/2 keeps the same
+// deadlines per request (stream) and at most maxStreams requests in
+// flight per connection.
 func NewServer(h http.Handler, tc *tls.Config, t Timeouts, log *slog.Logger) *http.Server {
 	inner := h
 	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,8 +93,16 @@ func NewServer(h http.Handler, tc *tls.Config, t Timeouts, log *slog.Logger) *ht
 		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    t.MaxHeaderBytes,
 	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: maxStreams, MaxReadFrameSize: 1 << 20}
 	if log != nil {
 		srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	}
 	return srv
 }
+
+// maxStreams bounds the requests in flight on one HTTP/2 connection.
+const maxStreams = 256
