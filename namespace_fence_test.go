@@ -188,3 +188,49 @@ func TestFencedClusterLosesNothingOnTakeover(t *testing.T) {
 	t.Logf("%d writes acknowledged after the renewals stopped, %d refused after the takeover", len(acked), refused)
 	checkAll(t, b, want)
 }
+
+// TestFencedOwnerRefusalKeepsItsSentinel: in a cluster of two that cannot
+// renew its namespace lease, a write through one member to a key the
+// other owns is refused by the owner's store; the caller still gets an
+// error matching ErrNamespaceLeaseLost (the HTTP API's 503), not a plain
+// message.
+func TestFencedOwnerRefusalKeepsItsSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts membership on loopback ports")
+	}
+	dir := t.TempDir()
+	var blocked atomic.Bool
+	pa, pb := freePort(t), freePort(t)
+	cfgB := nsConfig(t, dir, pb, pa)
+	cfgB.Hazelcast.Properties["stowage.namespace.lease.ttl"] = fenceTTL.String()
+	a := open(t, stowage.Options{Config: fenceConfig(t, dir, pa), TestHooks: blockLease(&blocked)})
+	defer a.Close()
+	b := open(t, stowage.Options{Config: cfgB, TestHooks: blockLease(&blocked)})
+	defer b.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ci := a.Cluster(context.Background())
+		if len(ci.PartitionsPerMember) == 2 && ci.Safe {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two members did not form a safe cluster: %+v", ci)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m := strMap(t, a, "engine_jobs")
+	if err := m.Put(context.Background(), "job", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	blocked.Store(true)
+	putUntil(t, m, "blocked", func(err error) bool { return err != nil })
+	// Fenced now: keys spread over both owners, and every refusal, local
+	// or forwarded, keeps the sentinel (putUntil fails the test otherwise).
+	refused := 0
+	putUntil(t, m, "spread", func(err error) bool {
+		if err != nil {
+			refused++
+		}
+		return refused >= 40
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/fsbackend/nslease"
 	"sync"
 	"time"
 
@@ -180,6 +181,8 @@ func (e *Engine) itemErr(c *heldMap, owner string, it bulkItem) error {
 		return nil
 	case codeRefused:
 		return fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, it.Msg)
+	case codeLeaseLost:
+		return fmt.Errorf("%w (at %s): %s", nslease.ErrLost, owner, it.Msg)
 	}
 	return fmt.Errorf("stowage: map %q at member %s: %s", c.name, owner, it.Msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stowage/stowage/fsbackend/nslease"
 	"time"
 
 	"github.com/stowage/stowage/backup"
@@ -107,6 +108,8 @@ func errAns(err error) opAns {
 		return opAns{Code: codeNotReady, Msg: err.Error()}
 	case isNoQuorum(err):
 		return opAns{Code: codeRefused, Msg: err.Error()}
+	case errors.Is(err, nslease.ErrLost):
+		return opAns{Code: codeLeaseLost, Msg: err.Error()}
 	}
 	return opAns{Code: codeFailed, Msg: err.Error()}
 }

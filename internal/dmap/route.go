@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stowage/stowage/backup"
+	"github.com/stowage/stowage/fsbackend/nslease"
 	"sort"
 	"time"
 
@@ -129,6 +130,8 @@ func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 		return res, errRoute{fmt.Errorf("stowage: partition moved from %s: %s", owner, ans.Msg)}
 	case codeRefused:
 		return res, fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, ans.Msg)
+	case codeLeaseLost:
+		return res, fmt.Errorf("%w (at %s): %s", nslease.ErrLost, owner, ans.Msg)
 	}
 	return res, fmt.Errorf("stowage: map %q at member %s: %s", c.name, owner, ans.Msg)
 }

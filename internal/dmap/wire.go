@@ -20,6 +20,9 @@ const (
 	codeNotReady = 2 // the callee owns it but is still acquiring it
 	codeFailed   = 4 // the operation failed; Msg says why; nothing changed
 	codeRefused  = 6 // split-brain protection: too few members
+	// codeLeaseLost: the owner's map store refuses writes, its cluster
+	// cannot confirm it still holds the namespace (nslease.ErrLost).
+	codeLeaseLost = 7
 )
 
 // Operation kinds of a map write or read, executed by the owner.
