@@ -201,11 +201,15 @@ func (s *Store) logBudget(live int64) int64 {
 
 // idleBudget is the log size a store that has written nothing for
 // quietAfter brings its log under: CompactRatio of the live bytes, or
-// half the slack if that is more. An idle map thus takes its snapshots
-// (about its live bytes) plus at most that: within max(1.5x, live + 2
-// MiB) at the defaults. s.mu held.
+// minSnapshotLog if that is more. An idle map thus takes its snapshots
+// (about its live bytes) plus at most that: within max(1.5x live, live +
+// 64 KiB), so that a small map (a metrics map of 100 KB) does not keep a
+// few MiB of dead records while nothing is written. The snapshots
+// this takes write at most the live bytes of the partitions with records
+// in the log, no more than twice the log they free, and only once per
+// idle period. s.mu held.
 func (s *Store) idleBudget(live int64) int64 {
-	return max(int64(float64(live)*s.opts.CompactRatio), s.slack()/2)
+	return max(int64(float64(live)*s.opts.CompactRatio), minSnapshotLog)
 }
 
 // liveTotal is the live bytes the log budget is measured against: of every
