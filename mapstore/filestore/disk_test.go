@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,134 +115,170 @@ func dirSize(dir string) int64 {
 	return n
 }
 
+// smallMapWorkload overwrites the same keys of a small map round after
+// round: writers goroutines, each with its share of the keys, write
+// batches of batch entries through Admit and StoreAll, as the map does.
+type smallMapWorkload struct {
+	name                string
+	keys, rounds, value int
+	writers, batch      int
+}
+
+// smallMapWorkloads are a metrics-style map (50 keys of 2 KB, 20,000
+// writes) and 10 overwrites of 20,000 keys of 256 B.
+var smallMapWorkloads = []smallMapWorkload{
+	{name: "metrics", keys: 50, rounds: 400, value: 2000, writers: 5, batch: 10},
+	{name: "overwrite", keys: 20_000, rounds: 10, value: 256, writers: 32, batch: 50},
+}
+
+// run writes the workload to s, with m as the map, sampling the bytes
+// under dir every 2 ms meanwhile. It returns the sample furthest above
+// the live bytes of its moment: the bytes on disk and the live bytes
+// then. Errors of the writes are reported to tb.
+func (w smallMapWorkload) run(tb testing.TB, s *filestore.Store, m *flightModel, dir string) (peak, peakLive int64) {
+	ctx := context.Background()
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			live := m.liveBytes()
+			if d := dirSize(dir); d-live > peak-peakLive {
+				peak, peakLive = d, live
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < w.writers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			var mine []string
+			for k := g; k < w.keys; k += w.writers {
+				mine = append(mine, fmt.Sprintf("key-%05d", k))
+			}
+			for r := 0; r < w.rounds; r++ {
+				for i := 0; i < len(mine); i += w.batch {
+					if err := s.Admit(ctx); err != nil {
+						tb.Error(err)
+						return
+					}
+					var rs []mapstore.Record
+					for _, k := range mine[i:min(i+w.batch, len(mine))] {
+						v := fmt.Sprintf("%s-round-%d-", k, r)
+						v += strings.Repeat("v", w.value-len(v))
+						rs = append(rs, m.begin(k, []byte(v)))
+					}
+					if err := s.StoreAll(ctx, rs); err != nil {
+						tb.Error(err)
+						return
+					}
+					m.done(rs)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	return peak, peakLive
+}
+
+// settle samples the bytes under dir every 50 ms for up to window after
+// writes stopped, until they are within twice live unless full is set.
+// It returns the last sample and how long after the start the disk was
+// first within max(2x live, live + 4 MiB) and first within 2x live (0:
+// not within the window).
+func settle(dir string, live int64, window time.Duration, full bool) (disk int64, inBound, inTwice time.Duration) {
+	bound := max(2*live, live+4<<20)
+	idle := time.Now()
+	for time.Since(idle) < window {
+		disk = dirSize(dir)
+		if inBound == 0 && disk <= bound {
+			inBound = max(time.Since(idle), time.Nanosecond)
+		}
+		if inTwice == 0 && disk <= 2*live {
+			inTwice = max(time.Since(idle), time.Nanosecond)
+			if !full {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return disk, inBound, inTwice
+}
+
+// openSmallMap opens a store with the default settings on local disk in
+// dir, with a fresh model as its snapshot source, owning every partition.
+func openSmallMap(tb testing.TB, dir string) (*filestore.Store, *flightModel, fsbackend.FS) {
+	f, err := local.New(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := filestore.Open(context.Background(), filestore.Options{FS: f})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := newFlightModel(s.Partitions())
+	s.SetSnapshotSource(m.source)
+	for p := 0; p < s.Partitions(); p++ { // the store owns what it loaded
+		err := s.LoadPartition(context.Background(), p, func(r mapstore.Record) error {
+			return fmt.Errorf("a new map loaded key %q", r.Key)
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return s, m, f
+}
+
 // TestSmallMapDiskStaysBounded: at the default settings (64 MiB segments,
 // 271 partitions), a small map that is overwritten over and over keeps
 // within its live bytes plus 16 MiB on disk while it is written, and
 // within max(2x live, live + 4 MiB), and then within twice its live
 // bytes, once it was idle for a few seconds: the segment being written
-// does not keep its dead records. Both a metrics-style map (50 keys of
-// 2 KB, 20,000 writes) and 10 overwrites of 20,000 keys of 256 B.
-// Afterwards a fresh store loads every key's last value.
+// does not keep its dead records. Both smallMapWorkloads. Afterwards a
+// fresh store loads every key's last value.
 func TestSmallMapDiskStaysBounded(t *testing.T) {
-	for _, tc := range []struct {
-		name                string
-		keys, rounds, value int
-		writers, batch      int
-	}{
-		{name: "metrics", keys: 50, rounds: 400, value: 2000, writers: 5, batch: 10},
-		{name: "overwrite", keys: 20_000, rounds: 10, value: 256, writers: 32, batch: 50},
-	} {
+	for _, tc := range smallMapWorkloads {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
 			dir := t.TempDir()
-			f, err := local.New(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := filestore.Open(ctx, filestore.Options{FS: f})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, m, f := openSmallMap(t, dir)
 			defer s.Close()
-			m := newFlightModel(s.Partitions())
-			s.SetSnapshotSource(m.source)
-			if got := loadAll(t, s); len(got) != 0 { // the store owns what it loaded
-				t.Fatalf("a new map loaded %d entries", len(got))
-			}
-
-			var peak, peakLive atomic.Int64
-			stop, sampled := make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(sampled)
-				for {
-					live := m.liveBytes()
-					if d := dirSize(dir); d-live > peak.Load()-peakLive.Load() {
-						peak.Store(d)
-						peakLive.Store(live)
-					}
-					select {
-					case <-stop:
-						return
-					case <-time.After(2 * time.Millisecond):
-					}
-				}
-			}()
 			start := time.Now()
-			var wg sync.WaitGroup
-			for w := 0; w < tc.writers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					var mine []string
-					for k := w; k < tc.keys; k += tc.writers {
-						mine = append(mine, fmt.Sprintf("key-%05d", k))
-					}
-					for r := 0; r < tc.rounds; r++ {
-						for i := 0; i < len(mine); i += tc.batch {
-							if err := s.Admit(ctx); err != nil {
-								t.Error(err)
-								return
-							}
-							var rs []mapstore.Record
-							for _, k := range mine[i:min(i+tc.batch, len(mine))] {
-								v := fmt.Sprintf("%s-round-%d-", k, r)
-								v += strings.Repeat("v", tc.value-len(v))
-								rs = append(rs, m.begin(k, []byte(v)))
-							}
-							if err := s.StoreAll(ctx, rs); err != nil {
-								t.Error(err)
-								return
-							}
-							m.done(rs)
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
+			peak, peakLive := tc.run(t, s, m, dir)
 			wrote := time.Since(start)
-			close(stop)
-			<-sampled
 			if t.Failed() {
 				t.FailNow()
 			}
 			want, live := m.contents()
-			if p, pl := peak.Load(), peakLive.Load(); p > pl+16<<20 {
-				t.Errorf("%d bytes on disk while writing, for %d live bytes: over live + 16 MiB", p, pl)
+			if peak > peakLive+16<<20 {
+				t.Errorf("%d bytes on disk while writing, for %d live bytes: over live + 16 MiB", peak, peakLive)
 			}
 
 			// Idle: first within the bound, then within twice the live
 			// bytes (an idle map's log is brought within half its live
 			// bytes or 64 KiB, whichever is more).
-			bound := max(2*live, live+4<<20)
-			idle := time.Now()
-			var disk int64
-			var inBound, inTwice time.Duration
-			for time.Since(idle) < 8*time.Second {
-				disk = dirSize(dir)
-				if inBound == 0 && disk <= bound {
-					inBound = max(time.Since(idle), time.Nanosecond)
-				}
-				if disk <= 2*live {
-					inTwice = max(time.Since(idle), time.Nanosecond)
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			t.Logf("%d writes in %v; at worst %d bytes on disk for %d live while writing; %d bytes for %d live (%.2fx) after %v idle; within max(2x live, live + 4 MiB) after %v (0: never)",
-				tc.keys*tc.rounds, wrote.Round(time.Millisecond), peak.Load(), peakLive.Load(), disk, live, float64(disk)/float64(live), time.Since(idle).Round(time.Millisecond), inBound.Round(time.Millisecond))
+			const window = 8 * time.Second
+			disk, inBound, inTwice := settle(dir, live, window, false)
+			t.Logf("%d writes in %v; at worst %d bytes on disk for %d live while writing; %d bytes for %d live (%.2fx) once idle; within max(2x live, live + 4 MiB) after %v, within 2x live after %v (0: never)",
+				tc.keys*tc.rounds, wrote.Round(time.Millisecond), peak, peakLive, disk, live, float64(disk)/float64(live), inBound.Round(time.Millisecond), inTwice.Round(time.Millisecond))
 			if inBound == 0 {
 				t.Errorf("%d bytes on disk for %d live bytes after %v idle: over max(2x live, live + 4 MiB) = %d",
-					disk, live, time.Since(idle).Round(time.Millisecond), bound)
+					disk, live, window, max(2*live, live+4<<20))
 			}
 			if inTwice == 0 {
-				t.Errorf("%d bytes on disk for %d live bytes after %v idle: over twice the live bytes",
-					disk, live, time.Since(idle).Round(time.Millisecond))
+				t.Errorf("%d bytes on disk for %d live bytes after %v idle: over twice the live bytes", disk, live, window)
 			}
 
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s2, err := filestore.Open(ctx, filestore.Options{FS: f})
+			s2, err := filestore.Open(context.Background(), filestore.Options{FS: f})
 			if err != nil {
 				t.Fatal(err)
 			}
