@@ -70,17 +70,39 @@ func (s *Store) noteWritten(name string, n int64, batch []*request) {
 func (s *Store) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactInterval)
 	defer t.Stop()
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.compactC:
 		case <-t.C:
+		case <-quiet.C:
 		}
 		if err := s.Compact(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("stowage/mapstore/filestore: compaction", "err", err)
 		}
+		if d, ok := s.untilQuiet(); ok {
+			quiet.Reset(d)
+		}
 	}
+}
+
+// untilQuiet reports how long until the store counts as idle (quietAfter
+// after its last write), if it is not idle yet and its log is over the
+// idle budget then: compaction runs again at that moment, so that a map
+// is brought within its idle budget about a second after a burst of
+// writes rather than up to a compaction tick later.
+func (s *Store) untilQuiet() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastWrite.IsZero() || s.closed {
+		return 0, false
+	}
+	d := quietAfter - time.Since(s.lastWrite)
+	return d, d > 0 && s.collectableBytes() > s.idleBudget(s.liveTotal())
 }
 
 // Compact implements mapstore.Snapshotter: it snapshots, from memory, every
