@@ -102,7 +102,7 @@ func (s *Store) untilQuiet() (time.Duration, bool) {
 		return 0, false
 	}
 	d := quietAfter - time.Since(s.lastWrite)
-	return d, d > 0 && s.collectableBytes() > s.idleBudget(s.liveTotal())
+	return d, d > 0 && s.overIdleBudget()
 }
 
 // Compact implements mapstore.Snapshotter: it snapshots, from memory, every
@@ -173,7 +173,7 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) overBudget() (all, roll bool) {
 	logBytes, live := s.collectableBytes(), s.liveTotal()
 	all = logBytes > s.logBudget(live) ||
-		(time.Since(s.lastWrite) >= quietAfter && logBytes > s.idleBudget(live))
+		(time.Since(s.lastWrite) >= quietAfter && s.overIdleBudget())
 	if !all {
 		return false, false
 	}
@@ -283,7 +283,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	}
 	sn := s.snaps[p]
 	if n := len(sn); n > 0 && !sn[n-1].upto.Less(upto) {
-		s.since[p] = 0
+		s.since[p], s.deleted[p] = 0, 0
 		s.mu.Unlock()
 		return nil
 	}
@@ -304,8 +304,8 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	s.snaps[p] = insertSnap(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
 	var drop []snapFile
 	if s.owned[p] && s.ownGen[p] == gen {
-		s.since[p] = 0
-		s.liveBytes[p] = live
+		s.since[p], s.deleted[p] = 0, 0
+		s.liveBytes[p], s.entries[p] = live, int64(len(entries))
 		s.acquired[p] = false
 		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
 			drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)
