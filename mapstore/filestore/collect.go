@@ -206,8 +206,8 @@ func (s *Store) logBudget(live int64) int64 {
 // 64 KiB), so that a small map (a metrics map of 100 KB) does not keep a
 // few MiB of dead records while nothing is written. The snapshots
 // this takes write at most the live bytes of the partitions with records
-// in the log, no more than twice the log they free, and only once per
-// idle period. s.mu held.
+// in the log, no more than twice what they free (see overIdleBudget), and
+// only once per idle period. s.mu held.
 func (s *Store) idleBudget(live int64) int64 {
 	return max(int64(float64(live)*s.opts.CompactRatio), minSnapshotLog)
 }
