@@ -256,6 +256,10 @@ type DiskResult struct {
 	DiskBytes int64
 	Idle      time.Duration
 	Ratio     float64
+	// InBound and InTwice are how long after the last write the disk was
+	// first within max(2x live, live + 4 MiB) and within twice the live
+	// bytes (sampled every 50 ms; 0: not within Idle).
+	InBound, InTwice time.Duration
 }
 
 // overwriteIdle is how long Overwrite leaves the map idle before it
@@ -321,14 +325,25 @@ func Overwrite(ctx context.Context, dir string, keys, rounds, writers, valueSize
 		node.Close()
 		return DiskResult{}, err
 	}
-	select {
-	case <-time.After(overwriteIdle):
-	case <-ctx.Done():
-		node.Close()
-		return DiskResult{}, ctx.Err()
-	}
 	for k := 0; k < keys; k++ {
 		res.LiveBytes += int64(len(appendKey(nil, 0, k)) + valueSize)
+	}
+	idle := time.Now()
+	for time.Since(idle) < overwriteIdle {
+		if n, err := dirBytes(mapDir); err == nil {
+			if res.InBound == 0 && n <= max(2*res.LiveBytes, res.LiveBytes+4<<20) {
+				res.InBound = max(time.Since(idle), time.Nanosecond)
+			}
+			if res.InTwice == 0 && n <= 2*res.LiveBytes {
+				res.InTwice = max(time.Since(idle), time.Nanosecond)
+			}
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			node.Close()
+			return DiskResult{}, ctx.Err()
+		}
 	}
 	res.DiskBytes, err = dirBytes(mapDir)
 	res.Ratio = float64(res.DiskBytes) / float64(res.LiveBytes)

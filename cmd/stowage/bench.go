@@ -51,9 +51,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	explicit := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	perWriter, keys, checkpointStores, deleteRounds := 400, 20_000, 100, 5
+	perWriter, keys, metricsRounds, checkpointStores, deleteRounds := 400, 20_000, 400, 100, 5
 	if *quick {
-		perWriter, keys, *entries, checkpointStores, deleteRounds = 40, 2_000, 20_000, 10, 2
+		perWriter, keys, metricsRounds, *entries, checkpointStores, deleteRounds = 40, 2_000, 40, 20_000, 10, 2
 		if !explicit["checkpoints"] {
 			*checkpointCount = 1_000
 		}
@@ -195,9 +195,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys (default settings)\n", dr.Rounds, dr.Keys)
-	fmt.Fprintf(stdout, "  live %d B, on disk %d B after %v idle, disk/live %.2f; at most %d B while writing (%.2f)\n\n",
-		dr.LiveBytes, dr.DiskBytes, dr.Idle, dr.Ratio, dr.PeakBytes, float64(dr.PeakBytes)/float64(max(1, dr.LiveBytes)))
+	fmt.Fprintf(stdout, "disk use after %d overwrites of each of %d keys of %d B (default settings)\n", dr.Rounds, dr.Keys, *valueSize)
+	printDisk(stdout, dr)
+	say("metrics-style overwrite run ...")
+	mr, err := bench.Overwrite(ctx, sub("metrics"), 50, metricsRounds, *writers, 2000)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "disk use of a metrics-style map: %d overwrites of each of %d keys of 2000 B (default settings)\n", mr.Rounds, mr.Keys)
+	printDisk(stdout, mr)
 	if err := runCheckpoint(); err != nil {
 		return err
 	}
@@ -251,4 +257,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			first.Ratio(), first.Before>>10, last.Ratio(), last.Before>>10, wa.Stored>>10, wa.Live>>10)
 	}
 	return nil
+}
+
+// printDisk prints the disk use of an overwrite run: after the idle
+// period, at its most while writing, and how soon after the last write it
+// was back within max(2x live, live + 4 MiB) and within twice the live
+// bytes.
+func printDisk(stdout io.Writer, dr bench.DiskResult) {
+	within := func(d time.Duration) string {
+		if d == 0 {
+			return fmt.Sprintf("not within %v", dr.Idle)
+		}
+		return d.Round(10 * time.Millisecond).String()
+	}
+	fmt.Fprintf(stdout, "  live %d B, on disk %d B after %v idle, disk/live %.2f; at most %d B while writing (%.2f, live + %.1f MiB)\n",
+		dr.LiveBytes, dr.DiskBytes, dr.Idle, dr.Ratio, dr.PeakBytes, float64(dr.PeakBytes)/float64(max(1, dr.LiveBytes)), float64(dr.PeakBytes-dr.LiveBytes)/(1<<20))
+	fmt.Fprintf(stdout, "  after the last write: within max(2x live, live + 4 MiB) %s, within 2x live %s\n\n", within(dr.InBound), within(dr.InTwice))
 }

@@ -234,3 +234,35 @@ func loadLikeTheMap(tb testing.TB, s *filestore.Store, keys bool) int {
 	wg.Wait()
 	return int(total.Load())
 }
+
+// BenchmarkSmallMapDisk runs each of smallMapWorkloads at the default
+// settings on local disk, then leaves the map idle for 5 s. It reports
+// the bytes on disk per live byte after the idle period (disk/live), the
+// most seen on disk while writing beyond the live bytes then
+// (peak-over-live-MiB), and how long after the writes the disk was first
+// within twice the live bytes (s-to-2x-live; -1: not within 5 s).
+func BenchmarkSmallMapDisk(b *testing.B) {
+	for _, w := range smallMapWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				s, m, _ := openSmallMap(b, dir)
+				peak, peakLive := w.run(b, s, m, dir)
+				b.StopTimer()
+				live := m.liveBytes()
+				disk, _, inTwice := settle(dir, live, 5*time.Second, true)
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(disk)/float64(live), "disk/live")
+				b.ReportMetric(float64(peak-peakLive)/(1<<20), "peak-over-live-MiB")
+				settled := -1.0
+				if inTwice > 0 {
+					settled = inTwice.Seconds()
+				}
+				b.ReportMetric(settled, "s-to-2x-live")
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -201,11 +201,53 @@ func (s *Store) logBudget(live int64) int64 {
 
 // idleBudget is the log size a store that has written nothing for
 // quietAfter brings its log under: CompactRatio of the live bytes, or
-// half the slack if that is more. An idle map thus takes its snapshots
-// (about its live bytes) plus at most that: within max(1.5x, live + 2
-// MiB) at the defaults. s.mu held.
+// minSnapshotLog if that is more. An idle map thus takes its snapshots
+// (about its live bytes) plus at most that: within max(1.5x live, live +
+// 64 KiB), so that a small map (a metrics map of 100 KB) does not keep a
+// few MiB of dead records while nothing is written. The snapshots
+// this takes write at most the live bytes of the partitions with records
+// in the log, no more than twice what they free (see overIdleBudget), and
+// only once per idle period. s.mu held.
 func (s *Store) idleBudget(live int64) int64 {
-	return max(int64(float64(live)*s.opts.CompactRatio), s.slack()/2)
+	return max(int64(float64(live)*s.opts.CompactRatio), minSnapshotLog)
+}
+
+// overIdleBudget reports whether snapshotting every partition with
+// records in the log would free more than the idle budget of the live
+// bytes left: the log, plus what the deletes since the snapshots
+// (expired entries, say) leave dead in them. s.mu held.
+func (s *Store) overIdleBudget() bool {
+	dead := s.deadInSnapshots()
+	return s.collectableBytes()+dead > s.idleBudget(s.liveTotal()-dead)
+}
+
+// deadInSnapshots estimates the bytes of the newest snapshots that
+// deletes written since have made dead, over the partitions liveTotal
+// counts: per partition, its deletes times the mean entry of its
+// snapshot, at most the snapshot's live bytes. A delete of a key written
+// after the snapshot counts too; the estimate only decides when an idle
+// map is snapshotted. s.mu held.
+func (s *Store) deadInSnapshots() int64 {
+	var dead int64
+	for p, d := range s.deleted {
+		if d == 0 || s.entries[p] == 0 || (s.shared() && !s.owned[p]) {
+			continue
+		}
+		dead += int64(float64(min(d, s.entries[p])) / float64(s.entries[p]) * float64(s.liveBytes[p]))
+	}
+	return dead
+}
+
+// countDeletes notes the deletes among rs, once they are durable.
+func (s *Store) countDeletes(rs []mapstore.Record, err error) {
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	for i := range rs {
+		s.deleted[rs[i].Partition]++
+	}
+	s.mu.Unlock()
 }
 
 // liveTotal is the live bytes the log budget is measured against: of every

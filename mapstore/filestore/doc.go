@@ -14,11 +14,12 @@
 // When the log outgrows half the live bytes plus a few MiB, the segment
 // being written is finished early and every partition with records in the
 // log is snapshotted, so the open segment's dead records go too whatever
-// the segment size; once nothing was written for a second, the log is
-// brought within half the live bytes (or 2 MiB). When compaction falls
+// the segment size; once nothing was written for a second, the log, with
+// the entries deletes made dead in the snapshots, is brought within half
+// the live bytes (or 64 KiB). When compaction falls
 // behind, Admit makes new writes wait. So a map's disk stays within about
 // twice its live bytes plus 8 MiB while it is written, and within
-// max(1.5x live, live + 2 MiB) a few seconds after writes stop.
+// max(1.5x live, live + 64 KiB) a few seconds after writes stop.
 //
 // Loading: Open scans the log once, in parallel over files, and keeps per
 // partition only the versions and keys of its records (values stay in

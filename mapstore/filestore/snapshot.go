@@ -70,17 +70,39 @@ func (s *Store) noteWritten(name string, n int64, batch []*request) {
 func (s *Store) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactInterval)
 	defer t.Stop()
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.compactC:
 		case <-t.C:
+		case <-quiet.C:
 		}
 		if err := s.Compact(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("stowage/mapstore/filestore: compaction", "err", err)
 		}
+		if d, ok := s.untilQuiet(); ok {
+			quiet.Reset(d)
+		}
 	}
+}
+
+// untilQuiet reports how long until the store counts as idle (quietAfter
+// after its last write), if it is not idle yet and its log is over the
+// idle budget then: compaction runs again at that moment, so that a map
+// is brought within its idle budget about a second after a burst of
+// writes rather than up to a compaction tick later.
+func (s *Store) untilQuiet() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastWrite.IsZero() || s.closed {
+		return 0, false
+	}
+	d := quietAfter - time.Since(s.lastWrite)
+	return d, d > 0 && s.overIdleBudget()
 }
 
 // Compact implements mapstore.Snapshotter: it snapshots, from memory, every
@@ -151,7 +173,7 @@ func (s *Store) Compact(ctx context.Context) error {
 func (s *Store) overBudget() (all, roll bool) {
 	logBytes, live := s.collectableBytes(), s.liveTotal()
 	all = logBytes > s.logBudget(live) ||
-		(time.Since(s.lastWrite) >= quietAfter && logBytes > s.idleBudget(live))
+		(time.Since(s.lastWrite) >= quietAfter && s.overIdleBudget())
 	if !all {
 		return false, false
 	}
@@ -261,7 +283,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	}
 	sn := s.snaps[p]
 	if n := len(sn); n > 0 && !sn[n-1].upto.Less(upto) {
-		s.since[p] = 0
+		s.since[p], s.deleted[p] = 0, 0
 		s.mu.Unlock()
 		return nil
 	}
@@ -282,8 +304,8 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 	s.snaps[p] = insertSnap(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
 	var drop []snapFile
 	if s.owned[p] && s.ownGen[p] == gen {
-		s.since[p] = 0
-		s.liveBytes[p] = live
+		s.since[p], s.deleted[p] = 0, 0
+		s.liveBytes[p], s.entries[p] = live, int64(len(entries))
 		s.acquired[p] = false
 		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
 			drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)

@@ -124,6 +124,8 @@ type Store struct {
 	last      []mapstore.Version  // highest version seen per partition
 	since     []int64             // log bytes per partition since its newest snapshot
 	liveBytes []int64             // live bytes per partition as of its newest snapshot
+	entries   []int64             // entries per partition in its newest snapshot this store wrote
+	deleted   []int64             // deletes per partition written since its newest snapshot
 	source    mapstore.SnapshotSource
 	logTotal  int64         // bytes in log files this store may collect (counted)
 	held      int64         // of those, bytes held back only by partitions owned elsewhere
@@ -209,6 +211,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.refreshed.at = time.Now() // scan listed the directory just now
+	s.entries, s.deleted = make([]int64, s.parts), make([]int64, s.parts)
 	s.w = newWriter(s)
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel

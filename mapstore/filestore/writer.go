@@ -280,7 +280,10 @@ func (s *Store) StoreAll(ctx context.Context, rs []mapstore.Record) error {
 // Delete implements mapstore.MapStore.
 func (s *Store) Delete(ctx context.Context, r mapstore.Record) error {
 	r.Deleted, r.Value = true, nil
-	return s.write(ctx, []mapstore.Record{r})
+	rs := []mapstore.Record{r}
+	err := s.write(ctx, rs)
+	s.countDeletes(rs, err)
+	return err
 }
 
 // DeleteAll implements mapstore.MapStore.
@@ -288,7 +291,9 @@ func (s *Store) DeleteAll(ctx context.Context, rs []mapstore.Record) error {
 	for i := range rs {
 		rs[i].Deleted, rs[i].Value = true, nil
 	}
-	return s.write(ctx, rs)
+	err := s.write(ctx, rs)
+	s.countDeletes(rs, err)
+	return err
 }
 
 // StartEpoch makes durable that partition p's owner starts epoch v.Epoch,
