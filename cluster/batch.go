@@ -79,6 +79,13 @@ type Answer struct {
 	Err  error
 }
 
+// asyncCaller is a transport that queues a call without waiting for it
+// and batches the calls to one member on its connection (TCPTransport):
+// done is called once, and must not block.
+type asyncCaller interface {
+	CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error))
+}
+
 type batcher struct {
 	mu      sync.Mutex
 	queue   []*PendingCall
@@ -104,6 +111,19 @@ func (pr *Protocol) Batched(ctx context.Context, addr, method string, body []byt
 // result arrives on the returned call's done channel. The batch that
 // carries it lasts no longer than the longest-waiting of its callers.
 func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byte) (*PendingCall, error) {
+	if ac, ok := pr.tr.(asyncCaller); ok {
+		// The transport batches by itself: every call to addr shares its
+		// connection's writes with the others queued meanwhile.
+		if err := pr.ctx.Err(); err != nil {
+			return nil, pr.closed
+		}
+		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
+		ac.CallAsync(ctx, addr, method, pr.frame(body), func(b []byte, err error) {
+			pr.noteFailed(addr, err)
+			pc.done <- Answer{b, err}
+		})
+		return pc, nil
+	}
 	key := batchKey{addr, method}
 	pr.bmu.Lock()
 	b := pr.batchers[key]

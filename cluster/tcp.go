@@ -139,6 +139,7 @@ type TCPTransport struct {
 	handler atomic.Pointer[Handler]
 	tls     *tlsState     // nil without Security
 	hsSlots chan struct{} // a token per handshake in progress
+	count   tcpCounters
 
 	mu      sync.Mutex
 	closed  bool
