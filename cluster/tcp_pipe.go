@@ -184,6 +184,9 @@ func (p *pipe) start(ctx context.Context, method string, body []byte, deliver fu
 	}
 }
 
+// closedChan is a closed channel: a wait on it gives up at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // remove takes call id off the pipe; nil if it was answered or failed
 // already.
 func (p *pipe) remove(id uint64) *pipeCall {
@@ -202,7 +205,9 @@ func (p *pipe) abandon(id uint64, ctx context.Context) {
 		return
 	}
 	c.deliver(nil, callErr(c.method, p.addr, ctx.Err()))
-	_, _ = p.w.queue(p.quit, func(b []byte) []byte { return appendPipeCancel(b, id) })
+	// Best effort: while the pipe is full, the callee's handler ends by
+	// the call's deadline instead.
+	_, _ = p.w.queue(closedChan, func(b []byte) []byte { return appendPipeCancel(b, id) })
 }
 
 // answer delivers the answer of call id.
