@@ -170,7 +170,9 @@ func (p *pipe) start(ctx context.Context, method string, body []byte, deliver fu
 		return
 	}
 	p.mu.Lock()
-	c.gen = gen
+	if p.calls[id] == c {
+		c.gen = gen // read by broke once the call is off the map
+	}
 	p.mu.Unlock()
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { p.abandon(id, ctx) })

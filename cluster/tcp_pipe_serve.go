@@ -123,9 +123,7 @@ func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
 	sp.mu.Lock()
 	sp.running[id] = servedCall{cancel: cancel, deadline: req.deadline}
 	sp.mu.Unlock()
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
+	t.runTask(func() {
 		defer func() { <-slots }()
 		defer cancel()
 		status, out := t.handle(ctx, sp.from, req.method, req.body)
@@ -135,5 +133,43 @@ func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
 		if _, err := sp.w.queue(sp.quit, func(b []byte) []byte { return appendPipeAnswer(b, id, status, out) }); err != nil && ctx.Err() == nil {
 			t.log.Debug("answer not sent", "method", req.method, "from", sp.from, "err", fmt.Errorf("pipe: %w", err))
 		}
-	}()
+	})
+}
+
+// maxIdleWorkers bounds the goroutines kept waiting for the next
+// handler to run.
+const maxIdleWorkers = 64
+
+// runTask runs fn on a goroutine that Close waits for: one that ran a
+// handler before and waits for the next, if one does (its stack has
+// grown already), else a new one. It is called from a goroutine Close
+// waits for.
+func (t *TCPTransport) runTask(fn func()) {
+	select {
+	case t.tasks <- fn:
+		return
+	default:
+	}
+	t.wg.Add(1)
+	go t.worker(fn)
+}
+
+// worker runs fn, then the tasks handed to it while it is idle, until
+// the transport closes or enough others are idle.
+func (t *TCPTransport) worker(fn func()) {
+	defer t.wg.Done()
+	for {
+		fn()
+		if t.idle.Add(1) > maxIdleWorkers {
+			t.idle.Add(-1)
+			return
+		}
+		select {
+		case fn = <-t.tasks:
+			t.idle.Add(-1)
+		case <-t.ctx.Done():
+			t.idle.Add(-1)
+			return
+		}
+	}
 }

@@ -109,8 +109,9 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 }
 
 // serveSession accepts the streams of one incoming connection until it
-// closes, serving at most MaxStreams at once: further streams wait in
-// yamux's backlog, and the caller's OpenStream waits once that is full.
+// closes, serving at most MaxStreams calls at once: a further stream
+// waits for a slot, the ones after it in yamux's backlog, and the
+// caller's OpenStream waits once that is full.
 func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate) {
 	defer t.wg.Done()
 	defer func() {
@@ -121,18 +122,22 @@ func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate)
 	}()
 	slots := make(chan struct{}, t.opts.MaxStreams)
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-sess.CloseChan():
-			return
-		case <-t.ctx.Done():
-			return
-		}
 		st, err := sess.AcceptStream()
 		if err != nil {
 			if t.ctx.Err() == nil {
 				t.log.Debug("connection closed", "remote", sess.RemoteAddr().String(), "err", err)
 			}
+			return
+		}
+		// A slot is taken once the stream is accepted: the pipe gives its
+		// own back at once, and its calls take theirs as they come.
+		select {
+		case slots <- struct{}{}:
+		case <-sess.CloseChan():
+			st.Close()
+			return
+		case <-t.ctx.Done():
+			st.Close()
 			return
 		}
 		t.wg.Add(1)
