@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// Over a transport that batches by itself (asyncCaller: TCPTransport's
+// pipe), Enqueue hands each call to it, and the calls to one member share
+// its connection's writes. Over any other, the code below batches.
+//
 // Calls to one member are group-sent, the way the map store group-commits:
 // while a batch is on its way, the calls made meanwhile queue up, and the
 // next batch carries all of them in one transport call. There is no fixed

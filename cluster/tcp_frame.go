@@ -13,9 +13,11 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Wire format of the TCP transport. Each call is one yamux stream: the
+// Wire format of the TCP transport. Each Call is one yamux stream: the
 // caller writes one request frame, the callee writes one answer frame,
-// and each side then closes its end. A frame is
+// and each side then closes its end (the calls of CallAsync share the
+// pipe instead, a stream opened with such a request frame:
+// tcp_pipe_frame.go). A frame is
 //
 //	+------------+--------------------+------------+-------------+
 //	| hlen (u32) | header (hlen bytes)| blen (u32) | body (blen) |
