@@ -23,11 +23,15 @@ var errNeedFill = errors.New("stowage: a backup needs the partition again")
 
 // Sent is an owner's record on its way to the partition's backups.
 type Sent struct {
-	d    *Replicator
-	rec  Record
-	sync []string // the sync backups, in table order
-	errs []error  // each one's outcome, once wg is done
-	wg   sync.WaitGroup
+	d     *Replicator
+	ctx   context.Context
+	rec   Record
+	body  []byte
+	start time.Time
+	sync  []string               // the sync backups, in table order
+	first []*cluster.PendingCall // each one's first delivery; nil if it could not be queued
+	errs  []error                // each one's outcome, once Wait returned
+	once  sync.Once
 }
 
 // Send hands rec, a write admitted by ticket t, to the partition's
@@ -43,21 +47,21 @@ func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, a
 	}
 	rec.Epoch = t.Epoch
 	body := cluster.Encode(rec)
-	s := &Sent{d: r, rec: rec, sync: syncB, errs: make([]error, len(syncB))}
+	s := &Sent{d: r, ctx: ctx, rec: rec, body: body, start: time.Now(), sync: syncB,
+		first: make([]*cluster.PendingCall, len(syncB)), errs: make([]error, len(syncB))}
+	// The first delivery to each sync backup is queued here, all of them
+	// at once; Wait collects the answers (and retries what failed), so
+	// that a write starts no goroutine for its backups.
 	for i, b := range syncB {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			start := time.Now()
-			s.errs[i] = r.sendBackup(ctx, b, rec.P, body)
-			r.m.backupSeconds.Observe(time.Since(start).Seconds())
-		}()
+		if a := r.p.Addr(b); a != "" && !r.p.Alone() {
+			s.first[i], _ = r.p.Enqueue(ctx, a, mBackup, body)
+		}
 	}
 	for _, b := range asyncB {
 		r.p.Go(func() {
 			actx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			if err := r.sendBackup(actx, b, rec.P, body); err != nil {
+			if err := r.sendBackup(actx, b, rec.P, body, nil); err != nil {
 				r.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", rec.P, "err", err)
 				r.p.Go(func() { r.refill([]int{rec.P}) })
 			}
@@ -71,7 +75,13 @@ func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, a
 // Refused reports whether every failure was a refusal that changed
 // nothing and asks the write to be routed again.
 func (s *Sent) Wait() (failed []error, refused bool) {
-	s.wg.Wait()
+	s.once.Do(func() {
+		r := s.d
+		for i, b := range s.sync {
+			s.errs[i] = r.sendBackup(s.ctx, b, s.rec.P, s.body, s.first[i])
+			r.m.backupSeconds.Observe(time.Since(s.start).Seconds())
+		}
+	})
 	for i, err := range s.errs {
 		if err != nil {
 			failed = append(failed, fmt.Errorf("backup %s: %w", s.sync[i], err))
@@ -144,17 +154,26 @@ func errorsAll(errs []error, target error) bool {
 
 // sendBackup delivers a record to backup b until it applied it, refused
 // it (errStaleOwner), or is no longer a live replica of p, in which case
-// the write no longer needs it. Records are applied by version, so
-// sending one twice is harmless.
-func (r *Replicator) sendBackup(ctx context.Context, b string, p int, body []byte) error {
+// the write no longer needs it; first, if not nil, is its first delivery,
+// queued already. Records are applied by version, so sending one twice is
+// harmless.
+func (r *Replicator) sendBackup(ctx context.Context, b string, p int, body []byte, first *cluster.PendingCall) error {
 	delay := 5 * time.Millisecond
 	for {
 		a := r.p.Addr(b)
 		var resp []byte
 		var err error
-		if a == "" || r.p.Alone() {
+		switch {
+		case first != nil:
+			var gone bool
+			resp, gone, err = r.awaitBackup(ctx, first, b, p)
+			first = nil
+			if gone {
+				return nil
+			}
+		case a == "" || r.p.Alone():
 			err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, b)
-		} else {
+		default:
 			var gone bool
 			resp, gone, err = r.backupCall(ctx, a, b, p, body)
 			if gone {
@@ -211,6 +230,13 @@ func (r *Replicator) backupCall(ctx context.Context, a, id string, p int, body [
 	if err != nil {
 		return nil, false, err
 	}
+	return r.awaitBackup(ctx, pc, id, p)
+}
+
+// awaitBackup waits for the answer of pc, a backup record sent to member
+// id, for the caller to give up, or for a table that no longer names id a
+// replica of p (gone true).
+func (r *Replicator) awaitBackup(ctx context.Context, pc *cluster.PendingCall, id string, p int) (resp []byte, gone bool, err error) {
 	for {
 		t, tabCh := r.p.Table()
 		if t != nil && !slices.Contains(t.Owners[p], id) {

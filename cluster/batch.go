@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// Over a transport that batches by itself (asyncCaller: TCPTransport's
+// pipe), Enqueue hands each call to it, and the calls to one member share
+// its connection's writes. Over any other, the code below batches.
+//
 // Calls to one member are group-sent, the way the map store group-commits:
 // while a batch is on its way, the calls made meanwhile queue up, and the
 // next batch carries all of them in one transport call. There is no fixed
@@ -79,6 +83,13 @@ type Answer struct {
 	Err  error
 }
 
+// asyncCaller is a transport that queues a call without waiting for it
+// and batches the calls to one member on its connection (TCPTransport):
+// done is called once, and must not block.
+type asyncCaller interface {
+	CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error))
+}
+
 type batcher struct {
 	mu      sync.Mutex
 	queue   []*PendingCall
@@ -104,6 +115,19 @@ func (pr *Protocol) Batched(ctx context.Context, addr, method string, body []byt
 // result arrives on the returned call's done channel. The batch that
 // carries it lasts no longer than the longest-waiting of its callers.
 func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byte) (*PendingCall, error) {
+	if ac, ok := pr.tr.(asyncCaller); ok {
+		// The transport batches by itself: every call to addr shares its
+		// connection's writes with the others queued meanwhile.
+		if err := pr.ctx.Err(); err != nil {
+			return nil, pr.closed
+		}
+		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
+		ac.CallAsync(ctx, addr, method, pr.frame(body), func(b []byte, err error) {
+			pr.noteFailed(addr, err)
+			pc.done <- Answer{b, err}
+		})
+		return pc, nil
+	}
 	key := batchKey{addr, method}
 	pr.bmu.Lock()
 	b := pr.batchers[key]

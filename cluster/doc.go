@@ -54,8 +54,11 @@
 // partition table on this member (installed one version at a time; the
 // master, the oldest live member, computes it with partition.Assign and
 // publishes it; a newer one seen anywhere is fetched), calls to the
-// others (batched per member and method: a call alone goes at once, calls
-// made while one is on its way go together), the owner's lease, and one
+// others (the map operations and backups queued with Enqueue go, over
+// TCP, on one pipe per member connection by request id, sharing their
+// writes with every call and answer queued meanwhile; over a transport
+// without CallAsync they are batched per member and method; either way a
+// call alone goes at once), the owner's lease, and one
 // dispatcher. Every call's body starts with a request header (the
 // sender's table version, wire.go); the dispatcher reads it and, for the
 // methods registered with CheckTable, brings this member's table up to

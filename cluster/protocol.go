@@ -340,13 +340,18 @@ func (pr *Protocol) callFramed(ctx context.Context, addr, method string, framed 
 		return nil, fmt.Errorf("%w: a member alone has no transport", ErrUnreachable)
 	}
 	b, err := pr.tr.Call(ctx, addr, method, framed)
+	pr.noteFailed(addr, err)
+	return b, err
+}
+
+// noteFailed notes a call's failure to connect to addr.
+func (pr *Protocol) noteFailed(addr string, err error) {
 	if err != nil && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrAuthFailed)) {
 		// Nothing listens there, or what does is not a member (a node
 		// that got into the gossip without a certificate of the
 		// cluster's): either way it cannot serve partitions.
 		pr.noteRefused(addr)
 	}
-	return b, err
 }
 
 // Owns reports whether the table makes this member p's owner.

@@ -118,9 +118,11 @@ func (o TCPOptions) validate() error {
 
 // TCPTransport is the Transport between members over TCP. It keeps one
 // connection to each member it calls, dialled on the first call and again
-// when broken, and multiplexes calls over it with yamux, one stream per
-// call; members it is called by connect to it the same way. Keep-alive
-// pings find a dead peer on an idle connection.
+// when broken, and multiplexes calls over it with yamux: a Call is a
+// stream of its own, while the calls of CallAsync share one stream, the
+// pipe, by request id (tcp_pipe_frame.go), so that calls made at once go
+// in one write; members it is called by connect to it the same way.
+// Keep-alive pings find a dead peer on an idle connection.
 //
 // Every handler runs in its own goroutine under a context that ends with
 // the caller's deadline, when the caller gives up (its context ends or
@@ -139,6 +141,9 @@ type TCPTransport struct {
 	handler atomic.Pointer[Handler]
 	tls     *tlsState     // nil without Security
 	hsSlots chan struct{} // a token per handshake in progress
+	count   tcpCounters
+	tasks   chan func()  // handlers for an idle worker (runTask)
+	idle    atomic.Int32 // workers waiting on tasks
 
 	mu      sync.Mutex
 	closed  bool
@@ -191,6 +196,7 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 		inbound: map[*yamux.Session]struct{}{},
 		tls:     ts,
 		hsSlots: make(chan struct{}, opts.MaxHandshakes),
+		tasks:   make(chan func()),
 	}
 	if t.addr == "" {
 		t.addr = ln.Addr().String()

@@ -14,8 +14,10 @@ import (
 
 // peer is the outgoing connection to one address.
 type peer struct {
-	sess atomic.Pointer[yamux.Session] // nil until dialled
-	dial chan struct{}                 // holds a token while dialling
+	sess     atomic.Pointer[yamux.Session] // nil until dialled
+	dial     chan struct{}                 // holds a token while dialling
+	pipe     atomic.Pointer[pipe]          // nil until the first CallAsync
+	pipeOpen chan struct{}                 // holds a token while opening the pipe
 }
 
 var errTransportClosed = errors.New("transport closed")
@@ -60,6 +62,7 @@ func (t *TCPTransport) Call(ctx context.Context, addr, method string, body []byt
 	defer afterFunc(ctx, func() { st.SetDeadline(longAgo) })()
 
 	req := frameHeader{Method: method, From: t.addr, Deadline: deadline}
+	t.count.frames.Add(1)
 	sent, total, err := writeFrame(st, &req, body)
 	if err != nil {
 		return nil, t.sendFailed(ctx, addr, method, total-sent, err)
@@ -118,7 +121,7 @@ func (t *TCPTransport) openStream(ctx context.Context, addr string) (*yamux.Stre
 	}
 	p := t.peers[addr]
 	if p == nil {
-		p = &peer{dial: make(chan struct{}, 1)}
+		p = &peer{dial: make(chan struct{}, 1), pipeOpen: make(chan struct{}, 1)}
 		t.peers[addr] = p
 	}
 	t.mu.Unlock()
@@ -131,6 +134,7 @@ func (t *TCPTransport) openStream(ctx context.Context, addr string) (*yamux.Stre
 		}
 		st, err := openStream(ctx, sess)
 		if err == nil {
+			t.count.streams.Add(1)
 			return st, nil
 		}
 		if ctx.Err() != nil {
@@ -164,6 +168,9 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 	defer afterFunc(t.ctx, cancel)()
 	var d net.Dialer
 	conn, err := d.DialContext(dctx, "tcp", addr)
+	if err == nil {
+		conn = countedConn{conn, &t.count.writes}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -191,7 +198,7 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 		}
 		conn = tc
 	}
-	sess, err := yamux.Client(conn, t.ymx)
+	sess, err := yamux.Client(&joinedConn{Conn: conn}, t.ymx)
 	if err != nil { // only on a bad config, checked in ListenTCP
 		conn.Close()
 		return nil, unreachable(addr, err)

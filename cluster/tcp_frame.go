@@ -13,9 +13,11 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Wire format of the TCP transport. Each call is one yamux stream: the
+// Wire format of the TCP transport. Each Call is one yamux stream: the
 // caller writes one request frame, the callee writes one answer frame,
-// and each side then closes its end. A frame is
+// and each side then closes its end (the calls of CallAsync share the
+// pipe instead, a stream opened with such a request frame:
+// tcp_pipe_frame.go). A frame is
 //
 //	+------------+--------------------+------------+-------------+
 //	| hlen (u32) | header (hlen bytes)| blen (u32) | body (blen) |
@@ -130,11 +132,17 @@ func readBody(r io.Reader, limit int) ([]byte, error) {
 	if int64(n) > int64(limit) {
 		return nil, &errFrameTooLarge{"message", int64(n), int64(limit)}
 	}
+	return readSized(r, int(n))
+}
+
+// readSized reads a body of n bytes, whose size was checked against the
+// limit.
+func readSized(r io.Reader, n int) ([]byte, error) {
 	// The buffer grows with what arrives (at most doubling), so a length
 	// that no body follows costs no more memory than the bytes sent.
-	b := make([]byte, 0, min(int(n), readChunk))
-	for len(b) < int(n) {
-		k := min(int(n)-len(b), max(len(b), readChunk))
+	b := make([]byte, 0, min(n, readChunk))
+	for len(b) < n {
+		k := min(n-len(b), max(len(b), readChunk))
 		b = slices.Grow(b, k)
 		m, err := io.ReadFull(r, b[len(b):len(b)+k])
 		b = b[:len(b)+m]

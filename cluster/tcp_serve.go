@@ -37,6 +37,7 @@ func (t *TCPTransport) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		conn = countedConn{conn, &t.count.writes}
 		if t.tls == nil {
 			t.startSession(conn, nil)
 			continue
@@ -89,7 +90,7 @@ func (t *TCPTransport) handshake(conn net.Conn) (*x509.Certificate, net.Conn) {
 // startSession serves the calls of one incoming connection; leaf is the
 // peer's certificate when the connection is authenticated.
 func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
-	sess, err := yamux.Server(conn, t.ymx)
+	sess, err := yamux.Server(&joinedConn{Conn: conn}, t.ymx)
 	if err != nil { // only on a bad config, checked in ListenTCP
 		conn.Close()
 		return
@@ -108,8 +109,9 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 }
 
 // serveSession accepts the streams of one incoming connection until it
-// closes, serving at most MaxStreams at once: further streams wait in
-// yamux's backlog, and the caller's OpenStream waits once that is full.
+// closes, serving at most MaxStreams calls at once: a further stream
+// waits for a slot, the ones after it in yamux's backlog, and the
+// caller's OpenStream waits once that is full.
 func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate) {
 	defer t.wg.Done()
 	defer func() {
@@ -120,13 +122,6 @@ func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate)
 	}()
 	slots := make(chan struct{}, t.opts.MaxStreams)
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-sess.CloseChan():
-			return
-		case <-t.ctx.Done():
-			return
-		}
 		st, err := sess.AcceptStream()
 		if err != nil {
 			if t.ctx.Err() == nil {
@@ -134,22 +129,48 @@ func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate)
 			}
 			return
 		}
+		// A slot is taken once the stream is accepted: the pipe gives its
+		// own back at once, and its calls take theirs as they come.
+		select {
+		case slots <- struct{}{}:
+		case <-sess.CloseChan():
+			st.Close()
+			return
+		case <-t.ctx.Done():
+			st.Close()
+			return
+		}
 		t.wg.Add(1)
-		go func() {
-			defer func() { <-slots }()
-			t.serveStream(sess, st, leaf)
-		}()
+		go t.serveStream(sess, st, leaf, slots)
 	}
 }
 
 // serveStream serves one call: it reads the request, runs the handler and
-// writes the answer.
-func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate) {
+// writes the answer. It holds one of slots, taken for it, until it
+// returns, unless the stream is a pipe, which serves many calls, each
+// holding a slot while its handler runs.
+func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate, slots chan struct{}) {
 	defer t.wg.Done()
 	defer st.Close()
+	held := true
+	defer func() {
+		if held {
+			<-slots
+		}
+	}()
 	var req frameHeader
 	if err := readHeader(st, &req); err != nil {
 		t.refuse(sess, err)
+		return
+	}
+	if req.Method == pipeMethod {
+		if _, err := readBody(st, 0); err != nil {
+			t.refuse(sess, err)
+			return
+		}
+		<-slots
+		held = false
+		t.servePipe(sess, st, leaf, req.From, slots)
 		return
 	}
 	if req.Deadline != 0 {
@@ -184,28 +205,45 @@ func (t *TCPTransport) serveStream(sess *yamux.Session, st *yamux.Stream, leaf *
 		st.SetWriteDeadline(longAgo)
 	}()
 
-	from := req.From
-	if t.tls != nil {
-		// The caller is who its certificate says, not what it wrote.
-		from = t.tls.peerAddr(leaf, req.From)
-	}
+	from := t.callerAddr(leaf, req.From)
 	var ans frameHeader
 	var out []byte
-	if hp := t.handler.Load(); from == "" && t.tls != nil {
-		ans.Status, out = statusError, []byte(ErrNotMember.Error())
-	} else if hp == nil {
-		ans.Status, out = statusError, []byte(ErrNoHandler.Error())
-	} else if res, err := (*hp)(ctx, from, req.Method, body); err != nil {
-		ans.Status, out = statusError, []byte(err.Error())
-	} else if len(res) > t.opts.maxMessage {
-		t.log.Warn("answer too large", "method", req.Method, "from", from, "size", len(res), "limit", t.opts.maxMessage)
-		ans.Status = statusTooLarge
-	} else {
-		out = res
-	}
+	ans.Status, out = t.handle(ctx, from, req.Method, body)
+	t.count.frames.Add(1)
 	if _, _, err := writeFrame(st, &ans, out); err != nil && ctx.Err() == nil {
 		t.log.Debug("answer not sent", "method", req.Method, "from", from, "err", err)
 	}
+}
+
+// callerAddr is the caller's address: the one it states, or with
+// Security the one its certificate proves ("" when it proves none).
+func (t *TCPTransport) callerAddr(leaf *x509.Certificate, stated string) string {
+	if t.tls != nil {
+		// The caller is who its certificate says, not what it wrote.
+		return t.tls.peerAddr(leaf, stated)
+	}
+	return stated
+}
+
+// handle runs the handler on one request and returns the answer's
+// status and body.
+func (t *TCPTransport) handle(ctx context.Context, from, method string, body []byte) (uint8, []byte) {
+	hp := t.handler.Load()
+	switch {
+	case from == "" && t.tls != nil:
+		return statusError, []byte(ErrNotMember.Error())
+	case hp == nil:
+		return statusError, []byte(ErrNoHandler.Error())
+	}
+	res, err := (*hp)(ctx, from, method, body)
+	switch {
+	case err != nil:
+		return statusError, []byte(err.Error())
+	case len(res) > t.opts.maxMessage:
+		t.log.Warn("answer too large", "method", method, "from", from, "size", len(res), "limit", t.opts.maxMessage)
+		return statusTooLarge, nil
+	}
+	return statusOK, res
 }
 
 // refuse handles a request that could not be read. One over the limit

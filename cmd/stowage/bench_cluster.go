@@ -60,7 +60,9 @@ type benchClusterResult struct {
 	// OneCPU and ThreeCPU are the CPU time the members used per put
 	// (all three together for ThreeCPU); 0 when unknown.
 	OneCPU, ThreeCPU time.Duration
-	Failovers        []benchFailover
+	// Embedded are the rows of members opened in the bench process.
+	Embedded  []benchEmbeddedRow
+	Failovers []benchFailover
 }
 
 // run measures write throughput and fail-over and prints the section.
@@ -89,6 +91,9 @@ func (cb *clusterBench) run(ctx context.Context, stdout io.Writer) (res benchClu
 			res.OneCPU.Microseconds(), res.ThreeCPU.Microseconds(), float64(res.ThreeCPU)/float64(res.OneCPU), runtime.NumCPU())
 	}
 	fmt.Fprintf(stdout, "\n")
+	if res.Embedded, err = cb.embedded(ctx, stdout); err != nil {
+		return res, err
+	}
 
 	if cb.failovers <= 0 {
 		return res, nil

@@ -53,8 +53,9 @@ func benchChildProcesses(t *testing.T) []string {
 }
 
 // `stowage bench --cluster-only` at a tiny size prints puts/s of one
-// member and of three, their ratio, the fail-over run and its median,
-// and leaves no process behind.
+// member and of three, their ratio, the same of members embedded in the
+// bench process with their CPU per put, the fail-over run and its
+// median, and leaves no process behind.
 func TestBenchClusterSmoke(t *testing.T) {
 	if ps := benchChildProcesses(t); len(ps) != 0 {
 		t.Fatalf("child processes before the bench: %v", ps)
@@ -74,6 +75,9 @@ func TestBenchClusterSmoke(t *testing.T) {
 		`(?m)^  ratio \(aim: at least 0\.3\) by round: \d+\.\d\d \d+\.\d\d$`,
 		`(?m)^  run 1: \d+\.\d\d s until every partition took a write; suspected (\d+\.\d\d s|-), declared dead \d+\.\d\d s, table without it \d+\.\d\d s`,
 		`(?m)^  median \d+\.\d\d s over 1 runs`,
+		`(?m)^  1 member\(s\), in memory +\d+ +\d+\.\d$`,
+		`(?m)^  3 member\(s\), in memory +\d+ +\d+\.\d$`,
+		`(?m)^  3 member\(s\), write-through, local disk +\d+ +\d+\.\d$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("output has no line matching %s", re)

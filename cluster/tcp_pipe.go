@@ -1,0 +1,308 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/yamux"
+)
+
+// The caller's end of a pipe (tcp_pipe_frame.go).
+
+// pipe is the caller's pipe to one member.
+type pipe struct {
+	t    *TCPTransport
+	addr string
+	sess *yamux.Session
+	st   *yamux.Stream
+	w    *frameWriter
+	quit chan struct{} // closed once the pipe broke
+
+	mu    sync.Mutex
+	next  uint64
+	calls map[uint64]*pipeCall
+	err   error // why the pipe broke
+}
+
+// pipeCall is a call waiting for its answer on a pipe.
+type pipeCall struct {
+	method  string
+	gen     uint64 // the writer's generation the request went into
+	deliver func([]byte, error)
+	stop    func() bool // unregisters the context's watcher
+}
+
+// CallAsync is Call without waiting: the request is queued on the pipe
+// to addr (one stream shared by every call to that member; a request over
+// 64 KiB goes on a stream of its own) and done is called once with the
+// answer or the error, as Call would return them. done must not block: it
+// may run on the pipe's reader. Several calls queued at once go in one
+// write; a call alone goes at once.
+func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error)) {
+	if err := ctx.Err(); err != nil {
+		done(nil, err)
+		return
+	}
+	if len(body) > pipeMaxBody || len(method) > 255 {
+		if !t.goTracked(func() { done(t.Call(ctx, addr, method, body)) }) {
+			done(nil, unreachable(addr, errTransportClosed))
+		}
+		return
+	}
+	p, err := t.pipeTo(ctx, addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = callErr(method, addr, ctx.Err())
+		}
+		done(nil, err)
+		return
+	}
+	p.start(ctx, method, body, done)
+}
+
+// goTracked runs fn on a goroutine that Close waits for; false once the
+// transport closed.
+func (t *TCPTransport) goTracked(fn func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// pipeTo returns the live pipe to addr, opening one (and dialling) if
+// there is none.
+func (t *TCPTransport) pipeTo(ctx context.Context, addr string) (*pipe, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, unreachable(addr, errTransportClosed)
+	}
+	pr := t.peers[addr]
+	if pr == nil {
+		pr = &peer{dial: make(chan struct{}, 1), pipeOpen: make(chan struct{}, 1)}
+		t.peers[addr] = pr
+	}
+	t.mu.Unlock()
+	if p := pr.pipe.Load(); p != nil && p.live() {
+		return p, nil
+	}
+	select {
+	case pr.pipeOpen <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-pr.pipeOpen }()
+	if p := pr.pipe.Load(); p != nil && p.live() {
+		return p, nil // opened by another caller meanwhile
+	}
+	st, err := t.openStream(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	open := frameHeader{Method: pipeMethod, From: t.addr}
+	if _, _, err := writeFrame(st, &open, nil); err != nil {
+		st.Close()
+		return nil, unreachable(addr, err)
+	}
+	p := &pipe{t: t, addr: addr, st: st, w: newFrameWriter(), quit: make(chan struct{}), calls: map[uint64]*pipeCall{}}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		st.Close()
+		return nil, unreachable(addr, errTransportClosed)
+	}
+	t.wg.Add(2)
+	t.mu.Unlock()
+	go p.readLoop()
+	go p.writeLoop()
+	pr.pipe.Store(p)
+	return p, nil
+}
+
+func (p *pipe) live() bool {
+	select {
+	case <-p.quit:
+		return false
+	default:
+		return true
+	}
+}
+
+// start queues one call.
+func (p *pipe) start(ctx context.Context, method string, body []byte, deliver func([]byte, error)) {
+	var deadline int64
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = dl.UnixNano()
+	}
+	c := &pipeCall{method: method, deliver: deliver}
+	p.mu.Lock()
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		deliver(nil, unreachable(p.addr, err))
+		return
+	}
+	p.next++
+	id := p.next
+	p.calls[id] = c
+	p.mu.Unlock()
+	gen, err := p.w.queue(ctx.Done(), func(b []byte) []byte {
+		return appendPipeRequest(b, id, deadline, method, body)
+	})
+	if err != nil {
+		if p.remove(id) != nil {
+			if ctx.Err() != nil {
+				deliver(nil, callErr(method, p.addr, ctx.Err()))
+			} else {
+				deliver(nil, unreachable(p.addr, err))
+			}
+		}
+		return
+	}
+	p.mu.Lock()
+	if p.calls[id] == c {
+		c.gen = gen // read by broke once the call is off the map
+	}
+	p.mu.Unlock()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { p.abandon(id, ctx) })
+		p.mu.Lock()
+		if p.calls[id] == c {
+			c.stop = stop
+		} else {
+			stop() // answered already
+		}
+		p.mu.Unlock()
+	}
+}
+
+// closedChan is a closed channel: a wait on it gives up at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// remove takes call id off the pipe; nil if it was answered or failed
+// already.
+func (p *pipe) remove(id uint64) *pipeCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.calls[id]
+	delete(p.calls, id)
+	return c
+}
+
+// abandon ends a call whose context ended: the caller gets the context's
+// error and the callee is told to stop.
+func (p *pipe) abandon(id uint64, ctx context.Context) {
+	c := p.remove(id)
+	if c == nil {
+		return
+	}
+	c.deliver(nil, callErr(c.method, p.addr, ctx.Err()))
+	// Best effort: while the pipe is full, the callee's handler ends by
+	// the call's deadline instead.
+	_, _ = p.w.queue(closedChan, func(b []byte) []byte { return appendPipeCancel(b, id) })
+}
+
+// answer delivers the answer of call id.
+func (p *pipe) answer(id uint64, status uint8, body []byte, err error) {
+	c := p.remove(id)
+	if c == nil {
+		return // the caller gave up
+	}
+	if c.stop != nil {
+		c.stop()
+	}
+	switch {
+	case err != nil:
+		c.deliver(nil, callErr(c.method, p.addr, err))
+	case status == statusOK:
+		c.deliver(body, nil)
+	case status == statusError:
+		c.deliver(nil, &RemoteError{Addr: p.addr, Method: c.method, Message: string(body)})
+	case status == statusTooLarge:
+		c.deliver(nil, callErr(c.method, p.addr, fmt.Errorf("%w: the answer is over the callee's limit", ErrTooLarge)))
+	default:
+		c.deliver(nil, callErr(c.method, p.addr, fmt.Errorf("unknown answer status %d", status)))
+	}
+}
+
+// broke fails every call waiting on the pipe: as unreachable those whose
+// request was never handed to a write, as of unknown outcome the others.
+func (p *pipe) broke(err error) {
+	p.w.fail(err)
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+		close(p.quit)
+	}
+	calls := p.calls
+	p.calls = map[uint64]*pipeCall{}
+	p.mu.Unlock()
+	p.st.SetDeadline(longAgo) // the reader stops too
+	p.st.Close()
+	for _, c := range calls {
+		if c.stop != nil {
+			c.stop()
+		}
+		if !p.w.taken(c.gen) {
+			c.deliver(nil, unreachable(p.addr, err))
+		} else {
+			c.deliver(nil, callErr(c.method, p.addr, fmt.Errorf("connection lost awaiting the answer: %w", err)))
+		}
+	}
+}
+
+func (p *pipe) writeLoop() {
+	defer p.t.wg.Done()
+	if err := p.w.loop(p.st, p.quit, func(n int) { p.t.count.frames.Add(uint64(n)) }); err != nil {
+		p.broke(err)
+	}
+}
+
+// readLoop reads answers until the pipe breaks.
+func (p *pipe) readLoop() {
+	defer p.t.wg.Done()
+	r := bufio.NewReaderSize(p.st, 16<<10)
+	var hdr [pipeHeaderSize]byte
+	limit := p.t.opts.maxMessage
+	for {
+		f, err := readPipeFrame(r, &hdr)
+		if err == nil && (f.kind != pipeAnswer || f.plen < 1) {
+			err = fmt.Errorf("%w: kind %d on the caller's side", errBadPipeFrame, f.kind)
+		}
+		if err != nil {
+			p.broke(noEOF(err))
+			return
+		}
+		status, err := r.ReadByte()
+		if err != nil {
+			p.broke(noEOF(err))
+			return
+		}
+		n := int64(f.plen) - 1
+		if n > int64(limit) {
+			// Over this member's limit: skipped, the pipe stays usable.
+			if _, err := io.CopyN(io.Discard, r, n); err != nil {
+				p.broke(noEOF(err))
+				return
+			}
+			p.answer(f.id, 0, nil, &errFrameTooLarge{"message", n, int64(limit)})
+			continue
+		}
+		body, err := readSized(r, int(n))
+		if err != nil {
+			p.broke(noEOF(err))
+			return
+		}
+		p.answer(f.id, status, body, nil)
+	}
+}

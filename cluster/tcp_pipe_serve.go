@@ -1,0 +1,175 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/yamux"
+)
+
+// The callee's end of a pipe (tcp_pipe_frame.go).
+
+// servedCall is a call of a pipe whose handler runs.
+type servedCall struct {
+	cancel   context.CancelFunc
+	deadline int64
+}
+
+// pipeServer serves the calls of one pipe.
+type pipeServer struct {
+	t    *TCPTransport
+	st   *yamux.Stream
+	from string // the caller, from the connection
+	w    *frameWriter
+	quit chan struct{} // closed when the pipe ends
+
+	mu      sync.Mutex
+	running map[uint64]servedCall
+}
+
+// servePipe reads the calls of a pipe until it ends, running each
+// handler on its own goroutine while it holds one of slots (the
+// connection's; while none is free, the pipe is not read). stated is the
+// address the caller gave; with Security the connection's certificate
+// decides who the caller is.
+func (t *TCPTransport) servePipe(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate, stated string, slots chan struct{}) {
+	sp := &pipeServer{t: t, st: st, from: t.callerAddr(leaf, stated), w: newFrameWriter(), quit: make(chan struct{}),
+		running: map[uint64]servedCall{}}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		if err := sp.w.loop(st, sp.quit, func(n int) { t.count.frames.Add(uint64(n)) }); err != nil {
+			st.SetDeadline(longAgo) // the reader stops too
+		}
+	}()
+	defer func() {
+		sp.w.fail(errTransportClosed)
+		close(sp.quit)
+		// The caller is gone: every handler still running ends.
+		sp.mu.Lock()
+		for _, c := range sp.running {
+			c.end()
+		}
+		sp.mu.Unlock()
+	}()
+
+	r := bufio.NewReaderSize(st, 16<<10)
+	var hdr [pipeHeaderSize]byte
+	for {
+		f, err := readPipeFrame(r, &hdr)
+		if err != nil {
+			if t.ctx.Err() == nil && err != io.EOF {
+				t.log.Debug("pipe closed", "remote", sess.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		switch {
+		case f.kind == pipeRequest && f.plen > pipeMaxRequest:
+			t.refuse(sess, &errFrameTooLarge{"pipe request", int64(f.plen), pipeMaxRequest})
+			return
+		case f.kind == pipeRequest:
+			payload := make([]byte, f.plen)
+			if _, err := io.ReadFull(r, payload); err != nil {
+				t.refuse(sess, noEOF(err))
+				return
+			}
+			req, err := parsePipeRequest(payload)
+			if err != nil {
+				t.refuse(sess, err)
+				return
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-sess.CloseChan():
+				return
+			case <-t.ctx.Done():
+				return
+			}
+			sp.start(f.id, req, slots)
+		case f.kind == pipeCancel && f.plen == 0:
+			sp.mu.Lock()
+			c, ok := sp.running[f.id]
+			sp.mu.Unlock()
+			if ok {
+				c.end()
+			}
+		default:
+			t.log.Warn("pipe closed: a malformed frame", "remote", sess.RemoteAddr().String(), "kind", f.kind, "len", f.plen)
+			sess.Close()
+			return
+		}
+	}
+}
+
+// end ends a handler's context because its caller gave up: canceled,
+// unless the call's deadline passed, in which case the context ends by
+// that deadline and the handler sees DeadlineExceeded.
+func (c servedCall) end() {
+	if c.deadline == 0 || time.Now().UnixNano() < c.deadline {
+		c.cancel()
+	}
+}
+
+// start runs the handler of one request and queues its answer; slots
+// holds a token for it, given back when it is done.
+func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
+	t := sp.t
+	ctx, cancel := callContext(t.ctx, req.deadline)
+	sp.mu.Lock()
+	sp.running[id] = servedCall{cancel: cancel, deadline: req.deadline}
+	sp.mu.Unlock()
+	t.runTask(func() {
+		defer func() { <-slots }()
+		defer cancel()
+		status, out := t.handle(ctx, sp.from, req.method, req.body)
+		sp.mu.Lock()
+		delete(sp.running, id)
+		sp.mu.Unlock()
+		if _, err := sp.w.queue(sp.quit, func(b []byte) []byte { return appendPipeAnswer(b, id, status, out) }); err != nil && ctx.Err() == nil {
+			t.log.Debug("answer not sent", "method", req.method, "from", sp.from, "err", fmt.Errorf("pipe: %w", err))
+		}
+	})
+}
+
+// maxIdleWorkers bounds the goroutines kept waiting for the next
+// handler to run.
+const maxIdleWorkers = 64
+
+// runTask runs fn on a goroutine that Close waits for: one that ran a
+// handler before and waits for the next, if one does (its stack has
+// grown already), else a new one. It is called from a goroutine Close
+// waits for.
+func (t *TCPTransport) runTask(fn func()) {
+	select {
+	case t.tasks <- fn:
+		return
+	default:
+	}
+	t.wg.Add(1)
+	go t.worker(fn)
+}
+
+// worker runs fn, then the tasks handed to it while it is idle, until
+// the transport closes or enough others are idle.
+func (t *TCPTransport) worker(fn func()) {
+	defer t.wg.Done()
+	for {
+		fn()
+		if t.idle.Add(1) > maxIdleWorkers {
+			t.idle.Add(-1)
+			return
+		}
+		select {
+		case fn = <-t.tasks:
+			t.idle.Add(-1)
+		case <-t.ctx.Done():
+			t.idle.Add(-1)
+			return
+		}
+	}
+}
