@@ -77,6 +77,9 @@ type Config struct {
 	// (default 1 s); OnExpired, if set, is told of each removal.
 	ExpiryInterval time.Duration
 	OnExpired      ExpiredFunc
+	// ListenerAnnounce is how often a member with cluster-wide entry
+	// listeners announces them to the others (default 1 s; events_remote.go).
+	ListenerAnnounce time.Duration
 }
 
 // Handler serves one member-protocol method: from is the caller's
@@ -95,6 +98,8 @@ type Engine struct {
 	proto *cluster.Protocol
 	repl  *backup.Replicator
 	parts int // partitions
+
+	lis listeners // entry listeners (events.go)
 
 	mu     sync.Mutex
 	maps   map[string]*heldMap
@@ -139,6 +144,7 @@ func (e *Engine) Start() {
 	e.proto.Start()
 	e.proto.Go(e.sweepLocks)
 	e.proto.Go(e.runExpiry)
+	e.proto.Go(e.runAnnounce)
 }
 
 // Self is this member's id.

@@ -53,6 +53,7 @@ func (e *Engine) register() {
 		return cluster.Encode(e.onTakeOvers()), nil
 	})
 	e.registerBulk()
+	e.registerEvents()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}
