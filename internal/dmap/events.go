@@ -165,6 +165,19 @@ func (l *listener) noteLost(n int64) {
 	l.mu.Unlock()
 }
 
+// takeLost returns and clears the count of dropped events when no event
+// is queued.
+func (l *listener) takeLost() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ch) > 0 || l.done {
+		return 0
+	}
+	n := l.lost
+	l.lost = 0
+	return n
+}
+
 // run calls the listener's function with each queued event until the
 // listener is removed or the engine stops.
 func (l *listener) run(e *Engine) {
@@ -180,6 +193,11 @@ func (l *listener) run(e *Engine) {
 			}
 			l.fn(ev)
 			e.m.listenerEvents.WithLabelValues(l.mapN).Inc()
+			// Dropped events are told as soon as the queue ran dry,
+			// not only before the next event that fits.
+			if n := l.takeLost(); n > 0 {
+				l.fn(Event{Kind: EventLost, Map: l.mapN, Lost: n})
+			}
 		case <-l.stop:
 			return
 		case <-stopped:
