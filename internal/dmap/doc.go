@@ -29,6 +29,11 @@
 // owner and send each owner one call; the owner runs each key through the
 // path above.
 //
+// Entry listeners (events.go, events_remote.go): update raises an event
+// where the owner applies a write; listeners here get it through a bounded
+// queue each, and members with cluster-wide listeners through an outbox
+// per member, over the member protocol (methods listen and events).
+//
 // Imports: backup, cluster, partition, mapstore. The root package
 // (stowage) builds an Engine from the configuration: which maps are
 // persisted and how, through Config.OpenMap.
