@@ -34,6 +34,10 @@
 // queue each, and members with cluster-wide listeners through an outbox
 // per member, over the member protocol (methods listen and events).
 //
+// Destroy and MapNames (destroy.go): every member of the view drops a
+// destroyed map (memory, locks, store closed), then the caller removes
+// its stored data through Config.RemoveStore.
+//
 // Imports: backup, cluster, partition, mapstore. The root package
 // (stowage) builds an Engine from the configuration: which maps are
 // persisted and how, through Config.OpenMap.

@@ -54,6 +54,7 @@ func (e *Engine) register() {
 	})
 	e.registerBulk()
 	e.registerEvents()
+	e.registerDestroy()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}

@@ -45,6 +45,9 @@ type heldMap struct {
 	// holds no data, opens no store and is never registered, so reading
 	// a map that does not exist creates nothing.
 	ghost bool
+	// destroyed is set once Destroy dropped the map (destroy.go): a
+	// handle that still points here holds the map anew.
+	destroyed atomic.Bool
 }
 
 // resolve returns the map held here for a ghost whose map is held by now,

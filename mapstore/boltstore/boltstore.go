@@ -351,3 +351,24 @@ func (h *File) Close() error {
 	h.closed = true
 	return h.f.release("", h.log)
 }
+
+// DropMap deletes the named map's data from the file, in one commit; a
+// map the file does not hold is no error. The map's Store must be closed
+// first.
+func (h *File) DropMap(name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fmt.Errorf("stowage/mapstore/boltstore: %s: %w", h.f.path, mapstore.ErrClosed)
+	}
+	err := h.f.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte(name)) == nil {
+			return nil
+		}
+		return tx.DeleteBucket([]byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/boltstore: drop map %q of %s: %w", name, h.f.path, err)
+	}
+	return nil
+}
