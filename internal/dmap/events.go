@@ -158,11 +158,20 @@ func (l *listener) offer(ev Event, m *metrics) {
 }
 
 // noteLost tells the listener that n events meant for it were dropped
-// before it got them (at the owner's outbox).
+// before it got them (at the owner's outbox or on the way; for a
+// listener of one key, the count may include events of other keys).
 func (l *listener) noteLost(n int64) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
 	l.lost += n
-	l.mu.Unlock()
+	select {
+	case l.ch <- Event{Kind: EventLost, Map: l.mapN, Lost: l.lost}:
+		l.lost = 0
+	default: // told once the queue has room
+	}
 }
 
 // takeLost returns and clears the count of dropped events when no event

@@ -327,4 +327,12 @@ func TestListenerStaleEpochDropped(t *testing.T) {
 	if d := dropped(t, reg, "jobs", "stale"); d != 1 {
 		t.Errorf("stale drops %v, want 1", d)
 	}
+	// Events the owner dropped are told with its next call, even
+	// without an event.
+	if err := e.onEvents("m2", &eventsReq{Lost: []lostCount{{Map: "jobs", N: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.wait(t, 3)[2]; got.Kind != EventLost || got.Lost != 3 {
+		t.Errorf("after a call with 3 lost: %v lost %d, want LOST 3", got.Kind, got.Lost)
+	}
 }
