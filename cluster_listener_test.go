@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,5 +218,60 @@ func TestClusterListenerOrderAcrossFailover(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if got := log.snapshot(); got[len(got)-1].Value == "after" {
 		t.Error("a removed listener heard a later write")
+	}
+}
+
+// listenerGoroutines counts the goroutines of entry listeners: their
+// callers, the owners' outboxes and the announcements.
+func listenerGoroutines() (int, string) {
+	buf := make([]byte, 1<<22)
+	dump := string(buf[:runtime.Stack(buf, true)])
+	n := 0
+	var found []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		for _, fn := range []string{"(*listener).run", "(*Engine).drainOutbox", "(*Engine).runAnnounce"} {
+			if strings.Contains(g, fn) {
+				n++
+				found = append(found, g)
+				break
+			}
+		}
+	}
+	return n, strings.Join(found, "\n\n")
+}
+
+// Closing every member of a cluster with cluster-wide and local
+// listeners and events in flight leaves no goroutine of the listeners.
+func TestClusterListenerNoGoroutineAfterClose(t *testing.T) {
+	tc := newTCluster(t, memoryConfig(1, 0))
+	for range 3 {
+		tc.add()
+	}
+	tc.waitLoaded()
+	ctx := context.Background()
+	var log eventLog
+	for i, m := range tc.live() {
+		mp := strMap(t, m.node, "jobs")
+		for j := range 3 {
+			if _, err := mp.AddEntryListener(ctx, log.add, stowage.ListenerOptions{Local: j == 0, IncludeValue: i == 0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mp := strMap(t, tc.live()[1].node, "jobs")
+	for i := range 200 {
+		if err := mp.Put(ctx, fmt.Sprint(i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.waitFor(t, "some events", func(evs []stowage.EntryEvent[string, string]) bool { return len(evs) > 0 })
+	if n, _ := listenerGoroutines(); n < 3*3+3 {
+		t.Fatalf("%d listener goroutines while running, want at least %d (the count is not seeing them)", n, 3*3+3)
+	}
+	for _, m := range tc.live() {
+		tc.kill(m)
+	}
+	if n, stacks := listenerGoroutines(); n != 0 {
+		t.Fatalf("%d listener goroutines after Close:\n%s", n, stacks)
 	}
 }
