@@ -122,3 +122,48 @@ func TestClusterDestroy(t *testing.T) {
 		t.Errorf("after a restart the other map has %d entries (%v), want 10", n, err)
 	}
 }
+
+// Destroy of a map on a bbolt map store removes its bucket: after a
+// restart the map is not found and the other map is whole; the name can
+// be used again at once.
+func TestBBoltDestroy(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "maps.db")
+	n := open(t, stowage.Options{Config: boltConfig(t, path)})
+	gone, kept := strMap(t, n, "engine_gone"), strMap(t, n, "engine_kept")
+	for i := range 20 {
+		if err := gone.Put(ctx, fmt.Sprint(i), "v"); err != nil {
+			t.Fatal(err)
+		}
+		if err := kept.Put(ctx, fmt.Sprint(i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.DestroyMap(ctx, "engine_gone"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := n.MapExists(ctx, "engine_gone"); err != nil || ok {
+		t.Fatalf("MapExists after Destroy = %v, %v", ok, err)
+	}
+	if err := gone.Put(ctx, "new", "v"); err != nil {
+		t.Fatalf("a write after Destroy: %v", err)
+	}
+	if err := n.DestroyMap(ctx, "engine_gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = open(t, stowage.Options{Config: boltConfig(t, path)})
+	defer n.Close()
+	if err := n.WaitLoaded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names, err := n.MapNames(ctx)
+	if err != nil || !slices.Equal(names, []string{"engine_kept"}) {
+		t.Fatalf("after a restart MapNames = %v, %v; want [engine_kept]", names, err)
+	}
+	if size, err := strMap(t, n, "engine_kept").Size(ctx); err != nil || size != 20 {
+		t.Fatalf("engine_kept has %d entries (%v), want 20", size, err)
+	}
+}
