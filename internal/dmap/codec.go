@@ -25,15 +25,25 @@ func (m *Map) CheckCodec(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
+	// A recorded name never changes: a match is checked once per held
+	// map, not at every GetMap.
+	if _, ok := c.codecOK.Load(name); ok {
+		return nil
+	}
 	got, err := rec.RecordedCodec(ctx)
 	if err != nil {
 		return fmt.Errorf("stowage: map %q: %w", m.name, err)
 	}
 	switch got {
 	case name:
+		c.codecOK.Store(name, true)
 		return nil
 	case "":
-		return rec.RecordCodec(ctx, name)
+		if err := rec.RecordCodec(ctx, name); err != nil {
+			return err
+		}
+		c.codecOK.Store(name, true)
+		return nil
 	}
 	return fmt.Errorf("%w: map %q holds data written with codecs %q, and was opened with %q", ErrCodecMismatch, m.name, got, name)
 }
