@@ -336,3 +336,37 @@ func TestListenerStaleEpochDropped(t *testing.T) {
 		t.Errorf("after a call with 3 lost: %v lost %d, want LOST 3", got.Kind, got.Lost)
 	}
 }
+
+// BenchmarkPutListened measures a put on a member alone with no
+// listener, and with one listener of the map that keeps up.
+func BenchmarkPutListened(b *testing.B) {
+	for _, listened := range []bool{false, true} {
+		b.Run(fmt.Sprintf("listener=%v", listened), func(b *testing.B) {
+			self := cluster.Member{ID: "m1", Addr: "m1"}
+			e := New(Config{View: cluster.NewStaticView(self), Replicas: 1, StartMin: 1, OpTimeout: 10 * time.Second,
+				Registerer: prometheus.NewRegistry()})
+			defer e.Close()
+			e.Start()
+			ctx := context.Background()
+			if listened {
+				if _, err := e.AddListener(ctx, "jobs", ListenerOptions{IncludeValue: true}, func(Event) {}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m, err := e.Map(ctx, "jobs")
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys := make([][]byte, 1024)
+			for i := range keys {
+				keys[i] = fmt.Appendf(nil, "k%d", i)
+			}
+			val := []byte("value")
+			for i := 0; b.Loop(); i++ {
+				if _, _, err := m.Put(ctx, keys[i%len(keys)], val); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
