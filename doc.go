@@ -141,7 +141,26 @@
 // Map.PutAll, PutAllWithTTL, GetAll and RemoveAll group their keys by
 // partition owner and make one call per member (the caller's own keys
 // run where they are), each key acknowledged under the rule of a single
-// operation; a bulk write is not atomic as a whole (see map_bulk.go).
+// operation; a bulk write is not atomic as a whole: failed keys are named
+// in a *BulkError (see map_bulk.go).
+//
+// # Entry listeners
+//
+// Map.AddEntryListener (and AddEntryListenerForKey) calls a function with
+// every entry added, updated, removed or expired, raised by the
+// partition's owner once the write is applied; local listeners hear the
+// entries their member owns, others the whole cluster's. One key's events
+// arrive in write order, across fail-over too; a slow listener never holds
+// up a write: its bounded queue drops what does not fit, counts it in
+// stowage_listener_events_dropped_total and tells the listener with an
+// EntryLost event (see listeners.go and docs/listeners.md).
+//
+// # Map lifecycle and codecs
+//
+// Node.MapNames and MapExists list the maps any member holds; Map.Destroy
+// drops a map on every member and removes its stored data. A persisted
+// map records its codecs' names with its data, and GetMap with other
+// codecs fails with ErrCodecMismatch (see GetMap and destroy.go).
 //
 // # The packages
 //

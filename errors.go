@@ -32,6 +32,9 @@ var (
 	// write reached it; the write may or may not have taken effect (read
 	// the key to tell).
 	ErrIndeterminate = dmap.ErrIndeterminate
+	// ErrCodecMismatch: GetMap of a persisted map with codecs other than
+	// those its data was written with (see GetMap).
+	ErrCodecMismatch = dmap.ErrCodecMismatch
 	// ErrNamespaceLeaseLost: this member cannot tell that its cluster
 	// still holds the namespace lease of the map's store (the renewals
 	// failed, or another cluster took the namespace over), so it refuses

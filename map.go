@@ -25,10 +25,23 @@ type Map[K, V any] struct {
 // GetMap returns the named map of node n with the given codecs, creating
 // it on first use (a persisted map that was found on Open is already
 // loading).
+//
+// A persisted map records the names of the codecs it is first opened
+// with (serde.NameOf of each) with its data, and GetMap with other codecs
+// fails with an error matching ErrCodecMismatch that names both, instead
+// of decoding foreign bytes. A handle whose value codec is serde.Bytes()
+// is a raw view of the encoded data (the HTTP API's): it is not checked
+// and records nothing. To change a map's codecs, copy its entries into a
+// new map with the new codecs, then Destroy the old one.
 func GetMap[K, V any](ctx context.Context, n *Node, name string, kc serde.Codec[K], vc serde.Codec[V]) (*Map[K, V], error) {
 	m, err := n.e.Map(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if vn := serde.NameOf(vc); vn != serde.NameOf(serde.Bytes()) {
+		if err := m.CheckCodec(ctx, serde.NameOf(kc)+" "+vn); err != nil {
+			return nil, err
+		}
 	}
 	return &Map[K, V]{m: m, kc: kc, vc: vc}, nil
 }

@@ -2,7 +2,10 @@ package stowage
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/stowage/stowage/internal/dmap"
 )
 
 // The bulk operations group their keys by partition owner and send each
@@ -12,9 +15,56 @@ import (
 // that they share the map store's group commits. Each entry is
 // acknowledged under the same rule as a single Put: durable in the map
 // store and applied on every live sync backup. A bulk write is not
-// atomic: when it returns an error (naming up to three failed keys'
-// errors), the other keys were written, and a failed key may or may not
+// atomic: when keys failed, the error is a *BulkError naming each of
+// them; the other keys were written, and a failed key may or may not
 // have been (as for a single write that failed with ErrIndeterminate).
+
+// KeyError is the failure of one key of a bulk operation.
+type KeyError[K any] struct {
+	Key K
+	Err error
+}
+
+// BulkError is the error of a bulk operation some of whose keys failed:
+// Failed names each of them with its error; the other keys succeeded.
+// (When the operation stopped early, as at its context's deadline, each
+// key not done is named with that error.) errors.Is and errors.As see
+// every key's error.
+type BulkError[K any] struct {
+	Failed []KeyError[K]
+}
+
+func (e *BulkError[K]) Error() string {
+	msg := fmt.Sprintf("stowage: %d keys of a bulk operation failed", len(e.Failed))
+	if len(e.Failed) > 0 {
+		msg += fmt.Sprintf(", the first (%v): %v", e.Failed[0].Key, e.Failed[0].Err)
+	}
+	return msg
+}
+
+// Unwrap returns every key's error.
+func (e *BulkError[K]) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, f := range e.Failed {
+		out = append(out, f.Err)
+	}
+	return out
+}
+
+// bulkErr is the error of a bulk operation on keys ks (in the order of
+// res) that returned err: a *BulkError when keys failed.
+func bulkErr[K any](ks []K, res []dmap.BulkResult, err error) error {
+	var be BulkError[K]
+	for i, r := range res {
+		if r.Err != nil {
+			be.Failed = append(be.Failed, KeyError[K]{Key: ks[i], Err: r.Err})
+		}
+	}
+	if len(be.Failed) == 0 {
+		return err
+	}
+	return &be
+}
 
 // PutAll sets the key of each entry to its value, with the map's time to
 // live; of entries with the same key, the last one counts.
@@ -31,6 +81,7 @@ func (m *Map[K, V]) PutAllWithTTL(ctx context.Context, entries []Entry[K, V], tt
 func (m *Map[K, V]) putAll(ctx context.Context, entries []Entry[K, V], ttl time.Duration) error {
 	keys := make([][]byte, 0, len(entries))
 	vals := make([][]byte, 0, len(entries))
+	ks := make([]K, 0, len(entries))
 	at := make(map[string]int, len(entries))
 	for _, e := range entries {
 		kb, err := m.key(e.Key)
@@ -46,13 +97,13 @@ func (m *Map[K, V]) putAll(ctx context.Context, entries []Entry[K, V], ttl time.
 			continue
 		}
 		at[string(kb)] = len(keys)
-		keys, vals = append(keys, kb), append(vals, vb)
+		keys, vals, ks = append(keys, kb), append(vals, vb), append(ks, e.Key)
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	_, err := m.m.PutAll(ctx, keys, vals, ttl)
-	return err
+	res, err := m.m.PutAll(ctx, keys, vals, ttl)
+	return bulkErr(ks, res, err)
 }
 
 // GetAll returns the entries of the given keys that have a value, in the
@@ -64,7 +115,7 @@ func (m *Map[K, V]) GetAll(ctx context.Context, keys []K) ([]Entry[K, V], error)
 	}
 	res, err := m.m.GetAll(ctx, kbs)
 	if err != nil {
-		return nil, err
+		return nil, bulkErr(ks, res, err)
 	}
 	out := make([]Entry[K, V], 0, len(res))
 	for i, r := range res {
@@ -82,7 +133,7 @@ func (m *Map[K, V]) GetAll(ctx context.Context, keys []K) ([]Entry[K, V], error)
 
 // RemoveAll deletes the given keys and returns how many had a value.
 func (m *Map[K, V]) RemoveAll(ctx context.Context, keys []K) (int, error) {
-	kbs, _, err := m.uniqueKeys(keys)
+	kbs, ks, err := m.uniqueKeys(keys)
 	if err != nil || len(kbs) == 0 {
 		return 0, err
 	}
@@ -93,7 +144,7 @@ func (m *Map[K, V]) RemoveAll(ctx context.Context, keys []K) (int, error) {
 			n++
 		}
 	}
-	return n, err
+	return n, bulkErr(ks, res, err)
 }
 
 // uniqueKeys encodes keys, each distinct encoding once, and returns the

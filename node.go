@@ -159,7 +159,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), LoadWorkers: opts.LoadWorkers,
 		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
 		Logger: n.log, Registerer: opts.Registerer,
-		ExpiryInterval: opts.ExpiryInterval, OnExpired: opts.OnExpired,
+		ExpiryInterval: opts.ExpiryInterval, OnExpired: opts.OnExpired, RemoveStore: n.removeStore,
 	})
 	if err := n.takeNamespaces(ctx); err != nil {
 		n.Close()

@@ -9,6 +9,13 @@
 //	                                              a Go duration, 0: never
 //	                                              expires; else the map's)
 //	GET /v1/maps/{map}/entries?limit=&after=     keys in byte order, paged
+//	POST /v1/maps/{map}/bulk/put                 {"entries":[{"key","value"}]}:
+//	                                              PutAll (?ttl= as a PUT);
+//	                                              200 {"written": n}
+//	POST /v1/maps/{map}/bulk/get                 {"keys":[...]}: GetAll; 200
+//	                                              {"entries":[...],"missing":[...]}
+//	POST /v1/maps/{map}/bulk/remove              {"keys":[...]}: RemoveAll;
+//	                                              200 {"removed": n}
 //	POST /v1/maps/{map}/locks/{key}?lease=&wait=&owner=
 //	                                              take the key's lock: 200
 //	                                              {"owner","token","fence"},
@@ -36,6 +43,14 @@
 // by anyone else wait for the unlock or the lease's end (bounded by the
 // request). The token is the fencing token (see stowage.Map.Lock), an
 // epoch and a sequence number compared in that order.
+//
+// Bulk (bulk.go): one request carries many entries, sent to their
+// owners one call per member. Values are text, or base64 with
+// ?encoding=base64; ?timeout= (a Go duration, at most 5m) bounds the
+// request. A body over 32 MiB is a 413 and more than 10,000 keys a 400,
+// both naming the limit; an empty key is a 400 naming its index. When
+// keys fail, the status is the first failure's and {"failed":[{"key",
+// "error"}]} names each; the keys not named were written.
 //
 // A PUT answers 204 only once the write is durable and on every sync
 // backup; errors are JSON {"error": "..."} with a status that says whose

@@ -50,6 +50,9 @@ func Handler(n *stowage.Node, opts ...Option) http.Handler {
 	mux.HandleFunc("GET /v1/maps/{map}/entries/{key...}", a.get)
 	mux.HandleFunc("DELETE /v1/maps/{map}/entries/{key...}", a.delete)
 	mux.HandleFunc("GET /v1/maps/{map}/entries", a.keys)
+	mux.HandleFunc("POST /v1/maps/{map}/bulk/put", a.bulkPut)
+	mux.HandleFunc("POST /v1/maps/{map}/bulk/get", a.bulkGet)
+	mux.HandleFunc("POST /v1/maps/{map}/bulk/remove", a.bulkRemove)
 	mux.HandleFunc("POST /v1/maps/{map}/locks/{key...}", a.lock)
 	mux.HandleFunc("DELETE /v1/maps/{map}/locks/{key...}", a.unlock)
 	mux.HandleFunc("GET /v1/maps/{map}/locks/{key...}", a.isLocked)
@@ -267,15 +270,23 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeError answers err with the status that says whose fault it was.
 func writeError(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
+	writeJSON(w, errorStatus(err), map[string]string{"error": publicError(err)})
+}
+
+// errorStatus is the status that says whose fault err was.
+func errorStatus(err error) int {
 	switch {
 	case errors.Is(err, stowage.ErrInvalidMapName):
-		code = http.StatusBadRequest
+		return http.StatusBadRequest
 	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost):
-		code = http.StatusServiceUnavailable
+		return http.StatusServiceUnavailable
 	case errors.Is(err, stowage.ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
 		// The write may or may not have taken effect.
-		code = http.StatusGatewayTimeout
+		return http.StatusGatewayTimeout
 	}
-	writeJSON(w, code, map[string]string{"error": logscrub.Paths(err.Error())})
+	return http.StatusInternalServerError
 }
+
+// publicError is err's message as an answer may carry it: no server
+// path.
+func publicError(err error) string { return logscrub.Paths(err.Error()) }

@@ -174,3 +174,14 @@ var (
 	// ErrLocked is returned when another process holds the store.
 	ErrLocked = errors.New("stowage/mapstore: store is locked by another process")
 )
+
+// CodecRecorder is an optional interface of stores that record the name
+// of the codecs a map's data was written with (in META), so that opening
+// the map with other codecs fails instead of decoding foreign bytes.
+type CodecRecorder interface {
+	// RecordedCodec reads the recorded name ("" when none), from the
+	// storage itself: another member may have recorded it.
+	RecordedCodec(ctx context.Context) (string, error)
+	// RecordCodec records name.
+	RecordCodec(ctx context.Context, name string) error
+}

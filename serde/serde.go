@@ -71,6 +71,31 @@ func (msgpackCodec[T]) Decode(b []byte) (T, error) {
 	return v, nil
 }
 
+// Named is a codec with a stable name, recorded with a persisted map's
+// data (see NameOf). A codec whose encoding changes should change its
+// name.
+type Named interface {
+	CodecName() string
+}
+
+// NameOf is the name of codec c: its CodecName when it is Named, else
+// its Go type ("%T"), which names a codec type but not its settings.
+func NameOf(c any) string {
+	if n, ok := c.(Named); ok {
+		return n.CodecName()
+	}
+	return fmt.Sprintf("%T", c)
+}
+
+// CodecName is "msgpack:" and the Go type encoded.
+func (c msgpackCodec[T]) CodecName() string { return "msgpack:" + reflect.TypeFor[T]().String() }
+
+// CodecName is "string".
+func (stringCodec) CodecName() string { return "string" }
+
+// CodecName is "bytes".
+func (bytesCodec) CodecName() string { return "bytes" }
+
 type stringCodec struct{}
 
 // String returns the codec of strings as their raw UTF-8 bytes (the HTTP

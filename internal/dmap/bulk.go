@@ -49,6 +49,9 @@ type bulkItem struct {
 	Msg  string `msgpack:"x,omitempty"`
 	Val  []byte `msgpack:"v,omitempty"` // opGet: the value; else the previous one
 	Had  bool   `msgpack:"h,omitempty"`
+	// err is the key's error when the owner is this member (it keeps
+	// what errors.Is needs; the wire carries Code and Msg only).
+	err error
 }
 
 type bulkAns struct {
@@ -59,7 +62,8 @@ type bulkAns struct {
 
 // BulkResult is the outcome of one key of a bulk operation: the value
 // (GetAll) or the previous value (PutAll, RemoveAll), and whether there
-// was one; Err is what failed for this key.
+// was one; Err is what failed for this key (a key not done because the
+// whole operation stopped has that error).
 type BulkResult struct {
 	Val []byte
 	Had bool
@@ -116,7 +120,7 @@ func (e *Engine) bulk(ctx context.Context, c *heldMap, req bulkReq) ([]BulkResul
 		for _, i := range pending {
 			owner, err := e.proto.OwnerOf(ctx, partition.Of(req.Keys[i], e.parts))
 			if err != nil {
-				return out, err
+				return failPending(out, pending, err), err
 			}
 			groups[owner] = append(groups[owner], i)
 		}
@@ -156,9 +160,10 @@ func (e *Engine) bulk(ctx context.Context, c *heldMap, req bulkReq) ([]BulkResul
 		case <-tabCh:
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return out, fmt.Errorf("stowage: map %q: %w (%d keys not placed)", c.name, ctx.Err(), len(pending))
+			err := fmt.Errorf("stowage: map %q: %w (%d keys not placed)", c.name, ctx.Err(), len(pending))
+			return failPending(out, pending, err), err
 		case <-e.proto.Context().Done():
-			return out, ErrClosed
+			return failPending(out, pending, ErrClosed), ErrClosed
 		}
 		delay = min(2*delay, 100*time.Millisecond)
 	}
@@ -174,6 +179,17 @@ func (e *Engine) bulk(ctx context.Context, c *heldMap, req bulkReq) ([]BulkResul
 	return out, errors.Join(errs...)
 }
 
+// failPending gives the keys pending the error that stopped the
+// operation, so that every key not done has one.
+func failPending(out []BulkResult, pending []int, err error) []BulkResult {
+	for _, i := range pending {
+		if out[i].Err == nil {
+			out[i] = BulkResult{Err: err}
+		}
+	}
+	return out
+}
+
 // itemErr is the error of one key's outcome (nil when it succeeded).
 func (e *Engine) itemErr(c *heldMap, owner string, it bulkItem) error {
 	switch it.Code {
@@ -183,6 +199,9 @@ func (e *Engine) itemErr(c *heldMap, owner string, it bulkItem) error {
 		return fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, it.Msg)
 	case codeLeaseLost:
 		return fmt.Errorf("%w (at %s): %s", nslease.ErrLost, owner, it.Msg)
+	}
+	if it.err != nil {
+		return it.err
 	}
 	return fmt.Errorf("stowage: map %q at member %s: %s", c.name, owner, it.Msg)
 }
@@ -273,7 +292,7 @@ func (c *heldMap) bulkOne(ctx context.Context, req *bulkReq, i int, key []byte) 
 		got, ok, err := c.read(ctx, key)
 		if err != nil {
 			a := errAns(err)
-			return bulkItem{Code: a.Code, Msg: a.Msg}
+			return bulkItem{Code: a.Code, Msg: a.Msg, err: err}
 		}
 		return bulkItem{Val: got.val, Had: ok}
 	}
@@ -284,7 +303,7 @@ func (c *heldMap) bulkOne(ctx context.Context, req *bulkReq, i int, key []byte) 
 	res, err := c.update(ctx, key, o)
 	if err != nil {
 		a := errAns(err)
-		return bulkItem{Code: a.Code, Msg: a.Msg}
+		return bulkItem{Code: a.Code, Msg: a.Msg, err: err}
 	}
 	return bulkItem{Val: res.old, Had: res.had}
 }

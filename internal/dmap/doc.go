@@ -29,6 +29,15 @@
 // owner and send each owner one call; the owner runs each key through the
 // path above.
 //
+// Entry listeners (events.go, events_remote.go): update raises an event
+// where the owner applies a write; listeners here get it through a bounded
+// queue each, and members with cluster-wide listeners through an outbox
+// per member, over the member protocol (methods listen and events).
+//
+// Destroy and MapNames (destroy.go): every member of the view drops a
+// destroyed map (memory, locks, store closed), then the caller removes
+// its stored data through Config.RemoveStore.
+//
 // Imports: backup, cluster, partition, mapstore. The root package
 // (stowage) builds an Engine from the configuration: which maps are
 // persisted and how, through Config.OpenMap.

@@ -77,6 +77,12 @@ type Config struct {
 	// (default 1 s); OnExpired, if set, is told of each removal.
 	ExpiryInterval time.Duration
 	OnExpired      ExpiredFunc
+	// RemoveStore, if set, removes a destroyed map's stored data once no
+	// member holds the map (destroy.go).
+	RemoveStore func(ctx context.Context, name string) error
+	// ListenerAnnounce is how often a member with cluster-wide entry
+	// listeners announces them to the others (default 1 s; events_remote.go).
+	ListenerAnnounce time.Duration
 }
 
 // Handler serves one member-protocol method: from is the caller's
@@ -95,6 +101,8 @@ type Engine struct {
 	proto *cluster.Protocol
 	repl  *backup.Replicator
 	parts int // partitions
+
+	lis listeners // entry listeners (events.go)
 
 	mu     sync.Mutex
 	maps   map[string]*heldMap
@@ -139,6 +147,7 @@ func (e *Engine) Start() {
 	e.proto.Start()
 	e.proto.Go(e.sweepLocks)
 	e.proto.Go(e.runExpiry)
+	e.proto.Go(e.runAnnounce)
 }
 
 // Self is this member's id.
@@ -245,6 +254,7 @@ func (m *Map) Name() string { return m.name }
 func (m *Map) reader() *heldMap {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.forgetDestroyed()
 	if m.c == nil {
 		m.c = m.n.held(m.name)
 	}
@@ -254,10 +264,21 @@ func (m *Map) reader() *heldMap {
 	return m.c
 }
 
+// forgetDestroyed lets go of the held maps Destroy dropped. m.mu held.
+func (m *Map) forgetDestroyed() {
+	if m.c != nil && m.c.destroyed.Load() {
+		m.c = nil
+	}
+	if m.lk != nil && m.lk.destroyed.Load() {
+		m.lk = nil
+	}
+}
+
 // writer is the map to write through, held here from now on.
 func (m *Map) writer(ctx context.Context) (*heldMap, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.forgetDestroyed()
 	if m.c == nil {
 		c, err := m.n.hold(ctx, m.name)
 		if err != nil {

@@ -54,6 +54,8 @@ func (e *Engine) register() {
 		return cluster.Encode(e.onTakeOvers()), nil
 	})
 	e.registerBulk()
+	e.registerEvents()
+	e.registerDestroy()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}

@@ -45,6 +45,12 @@ type heldMap struct {
 	// holds no data, opens no store and is never registered, so reading
 	// a map that does not exist creates nothing.
 	ghost bool
+	// destroyed is set once Destroy dropped the map (destroy.go): a
+	// handle that still points here holds the map anew.
+	destroyed atomic.Bool
+	// codecOK holds the codec names found to match the recorded one
+	// (codec.go).
+	codecOK sync.Map
 }
 
 // resolve returns the map held here for a ghost whose map is held by now,

@@ -298,6 +298,7 @@ type Fence = mapstore.Version
 func (m *Map) lockMap(ctx context.Context) (*heldMap, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.forgetDestroyed()
 	if m.lk == nil {
 		lk, err := m.n.hold(ctx, lockMapName(m.name))
 		if err != nil {

@@ -12,6 +12,9 @@ type metrics struct {
 	expired      *prometheus.CounterVec
 	bulkCalls    *prometheus.CounterVec
 	bulkKeys     *prometheus.CounterVec
+
+	listenerEvents  *prometheus.CounterVec
+	listenerDropped *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -47,8 +50,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		bulkKeys: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stowage_bulk_keys_served_total", Help: "Keys of the bulk calls this member served for another member.",
 		}, []string{"map"}),
+		listenerEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_listener_events_total", Help: "Entry events this member's listeners were called with.",
+		}, []string{"map"}),
+		listenerDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stowage_listener_events_dropped_total",
+			Help: "Entry events dropped: a listener's queue was full (queue), the outbox to a member was full (outbox) or its call failed (send), or an event arrived after a newer owner's (stale).",
+		}, []string{"map", "where"}),
 	}
 	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds, m.expired,
-		m.bulkCalls, m.bulkKeys)
+		m.bulkCalls, m.bulkKeys, m.listenerEvents, m.listenerDropped)
 	return m
 }

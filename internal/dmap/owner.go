@@ -98,6 +98,15 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 			p.entries[k] = c.stamp(entry{val: d.Value, ver: ver, exp: exp}, now)
 		}
 		res.ver = ver
+		// Under p.mu and the key's turn: one key's events are raised in
+		// the order its writes were applied (events.go).
+		if kind, ok := eventOf(o, live, d); ok {
+			ev := Event{Kind: kind, Map: c.name, Key: key, Old: seen, Member: c.n.proto.Self(), Part: p.id, Epoch: ver.Epoch}
+			if !d.Delete {
+				ev.Val = d.Value
+			}
+			c.n.raise(ev)
+		}
 	}
 	delete(p.inflight, ver.Seq)
 	delete(p.busy, k)

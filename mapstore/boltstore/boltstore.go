@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -350,4 +351,55 @@ func (h *File) Close() error {
 	}
 	h.closed = true
 	return h.f.release("", h.log)
+}
+
+// DropMap deletes the named map's data from the file, in one commit; a
+// map the file does not hold is no error. The map's Store must be closed
+// first.
+func (h *File) DropMap(name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fmt.Errorf("stowage/mapstore/boltstore: %s: %w", h.f.path, mapstore.ErrClosed)
+	}
+	err := h.f.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte(name)) == nil {
+			return nil
+		}
+		return tx.DeleteBucket([]byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/boltstore: drop map %q of %s: %w", name, h.f.path, err)
+	}
+	return nil
+}
+
+// RecordedCodec implements mapstore.CodecRecorder.
+func (s *Store) RecordedCodec(context.Context) (string, error) {
+	var name string
+	err := s.f.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(s.bucket); b != nil {
+			name = string(b.Get([]byte(codecKey)))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("stowage/mapstore/boltstore: read the codec of %s: %w", s.bucket, err)
+	}
+	return name, nil
+}
+
+// RecordCodec implements mapstore.CodecRecorder.
+func (s *Store) RecordCodec(_ context.Context, name string) error {
+	err := s.f.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(s.bucket)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(codecKey), []byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/boltstore: record the codec of %s: %w", s.bucket, err)
+	}
+	return nil
 }

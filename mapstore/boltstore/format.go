@@ -14,6 +14,7 @@ const (
 	formatVersion = 1
 	metaKey       = "format"   // 6 bytes: never the 4-byte name of a partition bucket
 	versionsKey   = "versions" // sub-bucket of each partition's highest version
+	codecKey      = "codec"    // the name of the map's codecs (mapstore.CodecRecorder)
 	maxHeader     = 1 + 3*binary.MaxVarintLen64
 	// valueExpires marks a stored value with a deadline: epoch, seq,
 	// then the deadline (Unix nanoseconds), then the value bytes. It is

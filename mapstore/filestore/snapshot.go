@@ -525,7 +525,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 			return fmt.Errorf("stowage/mapstore/filestore: re-hash to %d partitions: %w", s.parts, err)
 		}
 	}
-	nm := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, HashID: keyhash.ID}
+	nm := metaInfo{Format: FormatVersion, Partitions: uint64(s.parts), Gen: gen, HashID: keyhash.ID, Codec: m.Codec}
 	if err := fsbackend.WriteFileAtomic(ctx, s.fs, metaName, s.run, encodeMeta(nm)); err != nil {
 		return fmt.Errorf("stowage/mapstore/filestore: write %s: %w", metaName, err)
 	}

@@ -235,6 +235,10 @@ type metaInfo struct {
 	Partitions uint64
 	Gen        uint64
 	HashID     string
+	// Codec names the codecs of the map's keys and values ("" none
+	// recorded); written only when set, so a META without it is byte for
+	// byte as before, and older builds ignore it.
+	Codec string
 }
 
 const metaName = "META"
@@ -244,6 +248,9 @@ func encodeMeta(m metaInfo) []byte {
 	p = record.AppendUvarint(p, m.Partitions)
 	p = record.AppendUvarint(p, m.Gen)
 	p = record.AppendBytes(p, []byte(m.HashID))
+	if m.Codec != "" {
+		p = record.AppendBytes(p, []byte(m.Codec))
+	}
 	return record.Append(nil, typeMeta, p)
 }
 
@@ -258,6 +265,9 @@ func decodeMeta(b []byte) (metaInfo, error) {
 	r := record.NewReader(f.Payload)
 	m := metaInfo{Format: r.Uvarint(), Partitions: r.Uvarint(), Gen: r.Uvarint()}
 	m.HashID = string(r.Bytes())
+	if r.Len() > 0 {
+		m.Codec = string(r.Bytes())
+	}
 	return m, payloadErr(&r)
 }
 
@@ -272,6 +282,38 @@ func ReadMeta(ctx context.Context, f fsbackend.FS) (partitions int, gen uint64, 
 		return 0, 0, fmt.Errorf("stowage/mapstore/filestore: %s: %w", metaName, err)
 	}
 	return int(m.Partitions), m.Gen, nil
+}
+
+// RecordedCodec implements mapstore.CodecRecorder: the codec name in
+// META as it is in storage now.
+func (s *Store) RecordedCodec(ctx context.Context) (string, error) {
+	b, err := fsbackend.ReadFile(ctx, s.fs, metaName)
+	if err != nil {
+		return "", fmt.Errorf("stowage/mapstore/filestore: read %s: %w", metaName, err)
+	}
+	m, err := decodeMeta(b)
+	if err != nil {
+		return "", fmt.Errorf("stowage/mapstore/filestore: %s: %w", metaName, err)
+	}
+	return m.Codec, nil
+}
+
+// RecordCodec implements mapstore.CodecRecorder: META is rewritten with
+// the name.
+func (s *Store) RecordCodec(ctx context.Context, name string) error {
+	b, err := fsbackend.ReadFile(ctx, s.fs, metaName)
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: read %s: %w", metaName, err)
+	}
+	m, err := decodeMeta(b)
+	if err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: %s: %w", metaName, err)
+	}
+	m.Codec = name
+	if err := fsbackend.WriteFileAtomic(ctx, s.fs, metaName, s.run, encodeMeta(m)); err != nil {
+		return fmt.Errorf("stowage/mapstore/filestore: write %s: %w", metaName, err)
+	}
+	return nil
 }
 
 func (s *Store) openMeta(ctx context.Context) (metaInfo, error) {
