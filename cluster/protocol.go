@@ -58,6 +58,9 @@ type Protocol struct {
 
 	reach reach // the master's record of who answers (reach.go)
 
+	goMu    sync.Mutex // orders Go's Add before Stop's Wait
+	stopped bool
+
 	// The owner's lease (lease.go).
 	clock0   time.Time
 	leaseFor time.Duration
@@ -156,6 +159,9 @@ func (pr *Protocol) Started() bool { return pr.running.Load() }
 // Stop ends the loops and waits for every goroutine the protocol
 // started.
 func (pr *Protocol) Stop() {
+	pr.goMu.Lock()
+	pr.stopped = true
+	pr.goMu.Unlock()
 	pr.cancel()
 	pr.wg.Wait()
 }
@@ -163,12 +169,15 @@ func (pr *Protocol) Stop() {
 // Go runs fn on a goroutine that Stop waits for; false (fn not run)
 // once the protocol stopped.
 func (pr *Protocol) Go(fn func()) bool {
-	select {
-	case <-pr.ctx.Done():
+	// The check and the Add are one step apart from Stop's: an Add after
+	// Stop began waiting would race with the Wait.
+	pr.goMu.Lock()
+	if pr.stopped || pr.ctx.Err() != nil {
+		pr.goMu.Unlock()
 		return false
-	default:
 	}
 	pr.wg.Add(1)
+	pr.goMu.Unlock()
 	go func() {
 		defer pr.wg.Done()
 		fn()
