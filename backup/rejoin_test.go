@@ -13,10 +13,11 @@ import (
 // partitions whose newest copies the majority wrote while it was away.
 // It installs that table before its own member list sees the others
 // alive again (the table travels over the member protocol, the liveness
-// over gossip, which may take longer to refute a failure). Its take-over
-// must wait for the members the table names, not decide from the copy it
-// kept from before the split: that copy lacks every write the majority
-// acknowledged meanwhile.
+// over gossip, which may take longer to refute a failure): its view has
+// the master back but not yet m2. Its take-over must wait for every
+// member the table names, not decide from the copies of the members it
+// sees: m2 may hold the newest copy, and m3's own from before the split
+// lacks every write the majority acknowledged meanwhile.
 func TestRejoinedMemberWaitsForTheTablesMembers(t *testing.T) {
 	c := newTestCluster(t)
 	c.publishMin = 2
@@ -35,10 +36,12 @@ func TestRejoinedMemberWaitsForTheTablesMembers(t *testing.T) {
 	written := c.writeAll(tab2, "during-")
 
 	// The heal: the network and the majority's views first; m3 hears the
-	// master's new table while its own view still lacks m1 and m2.
+	// master's new table while its own view has seen the master come back
+	// but still lacks m2, which took partitions over meanwhile.
 	c.net.HealAll()
 	m1.view.Set(m1.self, m2.self, m3.self)
 	m2.view.Set(m1.self, m2.self, m3.self)
+	m3.view.Set(m1.self, m3.self)
 	tab3 := waitTable(t, m3, func(tab *partition.Table) bool { return tab.Version > tab2.Version && inTable(tab, m3.id) })
 	// Long enough for a take-over that decides on its own copy to finish.
 	time.Sleep(300 * time.Millisecond)

@@ -183,3 +183,32 @@ func TestUnauthenticatedMemberTakenAsGone(t *testing.T) {
 		t.Fatalf("members after the failed handshake: %v, want a alone (a the master)", ms)
 	}
 }
+
+// A member shown a newer table version by another member fetches the
+// table from its master, never from whoever showed the version: a member
+// that is not the master cannot hand out a table of its own making.
+func TestNewerTableFetchedFromMasterOnly(t *testing.T) {
+	c := memCluster(t, "a", "b", "c") // a is the master
+	v5 := Encode(tableMsg{Version: 5, Owners: [][]string{{"a", "c"}, {"b", "c"}, {"a", "b"}, {"c", "a"}}})
+	for _, to := range []string{"b", "c"} {
+		if _, err := c[0].pr.Call(testCtx(t), to, mTable, v5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forged := tableMsg{Version: 9, Owners: [][]string{{"b"}, {"b"}, {"b"}, {"b"}}, Order: []string{"b", "a", "c"}}
+	if !c[1].pr.install(forged.table()) {
+		t.Fatal("b did not install its own table")
+	}
+	c[2].pr.NoteTable(testCtx(t), "b", 9)
+	if v := c[2].pr.TableVersion(); v != 5 {
+		t.Fatalf("c installed version %d shown by b, not the master", v)
+	}
+	// The master has a newer table: c takes that one.
+	mine := tableMsg{Version: 9, Owners: [][]string{{"a", "b"}, {"c", "a"}, {"b", "c"}, {"a", "c"}}}
+	c[0].pr.install(mine.table())
+	c[2].pr.NoteTable(testCtx(t), "b", 9)
+	got, _ := c[2].pr.Table()
+	if got == nil || got.Version != 9 || got.Owner(0) != "a" {
+		t.Fatalf("c's table after the master's: %+v, want the master's version 9", got)
+	}
+}

@@ -215,13 +215,29 @@ func (pr *Protocol) publish(ms []Member, t *partition.Table) {
 	wg.Wait()
 }
 
-// noteTable is called with the table version a caller sent: a newer one
-// is fetched from it before the call is served.
+// NoteTable is called with the table version another member showed (in
+// a call's header, a lease or status answer): a newer one is fetched
+// before the call is served, from the master alone, as tables pushed are
+// taken from it alone. Whoever showed the version only says that one
+// exists; a member that is not the master cannot hand out a table of its
+// own making. The master itself takes the newest table of the members
+// when they change (rebalance); shown a newer one, it looks again.
 func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
 	if tv <= pr.TableVersion() || tv > MaxTableVersion || pr.tr == nil {
 		return
 	}
-	b, err := pr.Call(ctx, from, mGetTab, nil)
+	ms := pr.Members()
+	if len(ms) == 0 || ms[0].RPC == "" {
+		return
+	}
+	if ms[0].ID == pr.self {
+		pr.mu.Lock()
+		pr.wasMstr = false // collect the members' tables on the next turn
+		pr.mu.Unlock()
+		pr.kickLoop()
+		return
+	}
+	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, nil)
 	if err != nil {
 		return
 	}
