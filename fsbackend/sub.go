@@ -97,3 +97,12 @@ func (s *subFS) Rename(ctx context.Context, oldName, newName string) error {
 func (s *subFS) Capabilities() Capabilities { return s.fs.Capabilities() }
 
 func (s *subFS) Close() error { return nil }
+
+// RemoveAll implements DirRemover through f's, or one Remove a file.
+func (s *subFS) RemoveAll(ctx context.Context, dir string) error {
+	n, err := s.full(dir)
+	if err != nil {
+		return err
+	}
+	return RemoveAll(ctx, s.fs, n)
+}
