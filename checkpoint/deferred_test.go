@@ -19,6 +19,7 @@ type syncCounter struct {
 	mu                               sync.Mutex
 	syncDirs                         []string
 	removes, deferredRemove, retires int
+	removeAlls                       []string // directories, through the Deferred view
 	// reaped counts the deferred removals of retired checkpoints only
 	// (superseded latest pointers are removed through the same view, as
 	// many as the pointer updates that overlapped).
@@ -38,8 +39,17 @@ func (c *syncCounter) take() (syncDirs []string, removes, deferredRemoves, retir
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	syncDirs, removes, deferredRemoves, retires = c.syncDirs, c.removes, c.deferredRemove, c.retires
-	c.syncDirs, c.removes, c.deferredRemove, c.retires = nil, 0, 0, 0
+	c.syncDirs, c.removes, c.deferredRemove, c.retires, c.removeAlls = nil, 0, 0, 0, nil
 	return
+}
+
+// takeRemoveAlls returns and resets removeAlls.
+func (c *syncCounter) takeRemoveAlls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.removeAlls
+	c.removeAlls = nil
+	return d
 }
 
 type countingFS struct {
@@ -60,6 +70,19 @@ func (f *countingFS) Remove(ctx context.Context, name string) error {
 	}
 	f.c.mu.Unlock()
 	return f.FS.Remove(ctx, name)
+}
+
+// RemoveAll counts the recursive deletes through the Deferred view; the
+// FS's own is not used by the storage.
+func (f *countingFS) RemoveAll(ctx context.Context, dir string) error {
+	f.c.mu.Lock()
+	if f.deferred {
+		f.c.removeAlls = append(f.c.removeAlls, dir)
+	} else {
+		f.c.removes += 1000 // counted as many: the test fails
+	}
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.DirRemover).RemoveAll(ctx, dir)
 }
 
 func (f *countingFS) Rename(ctx context.Context, oldName, newName string) error {
@@ -84,8 +107,9 @@ func (f *countingFS) SyncDir(ctx context.Context, dir string) error {
 
 // TestLocalSyncsOncePerCall: on the local disk a store syncs the job's
 // directory once, retention included (the pointer is renamed, and so is
-// the retired checkpoint, deleted in the background), and deleting a job syncs
-// a fixed number of directories and removes one file (the last) through
+// the retired checkpoint, deleted in the background), and deleting a job
+// syncs a fixed number of directories, removes the job's directory with
+// one recursive delete, and one file (its deletion mark, last) through
 // the syncing, directory-pruning Remove, whatever the number of files.
 func TestLocalSyncsOncePerCall(t *testing.T) {
 	c := &syncCounter{}
@@ -136,10 +160,15 @@ func TestLocalSyncsOncePerCall(t *testing.T) {
 		if err := k.DeleteCheckpoint(ctx, job); err != nil {
 			t.Fatal(err)
 		}
+		removeAlls := c.takeRemoveAlls()
 		syncs, removes, deferred, _ := c.take()
 		latest := "checkpointtest/" + job + "/latest"
-		if want := fmt.Sprint([]string{latest, "checkpointtest/" + job, latest}); fmt.Sprint(syncs) != want || removes != 1 || deferred != n+3 {
-			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes; want %s, 1 and %d", n, syncs, removes, deferred, want, n+3)
+		// The latest directory (its deleting marker), the deletion
+		// directory (the job's mark), the latest directory again (emptied
+		// but for the marker), the namespace (the job's directory gone).
+		want := fmt.Sprint([]string{latest, "checkpointtest/..deleting", latest, "checkpointtest"})
+		if fmt.Sprint(syncs) != want || removes != 1 || deferred != 3 || fmt.Sprint(removeAlls) != "[checkpointtest/"+job+"]" {
+			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes, recursive deletes of %v; want %s, 1 and 3 (the latest directory's complete, marker and pointer), one of the job's directory", n, syncs, removes, deferred, removeAlls, want)
 		}
 		if fis, err := fsys.List(ctx, "checkpointtest/"+job); err != nil || len(fis) != 0 {
 			t.Fatalf("after deleting job %s: %v, %v", job, fis, err)

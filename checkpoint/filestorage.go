@@ -36,6 +36,9 @@ type FileStorage struct {
 	reapClosed bool
 	reapers    sync.WaitGroup
 
+	resumeMu sync.Mutex  // one resume at a time
+	resumed  atomic.Bool // interrupted job deletions were looked for
+
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions
 	closing chan struct{}

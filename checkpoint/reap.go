@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/stowage/stowage/fsbackend"
 )
@@ -56,4 +57,54 @@ func (s *FileStorage) stopReaper() {
 	}
 	s.reapMu.Unlock()
 	s.reapers.Wait()
+}
+
+// resume finishes the job deletions that an earlier process (or an
+// earlier call that failed) began and did not finish, as the namespace's
+// deletion directory lists them. The first call of a storage that
+// changes the namespace (a store or a delete) runs it, before it takes
+// its job's lock; until it has listed the directory once, every such call
+// tries again. It costs one List of that directory, which is empty but
+// for interrupted deletions. Failures are logged: the jobs read as
+// deleted meanwhile.
+func (s *FileStorage) resume(ctx context.Context) {
+	if s.resumed.Load() {
+		return
+	}
+	s.resumeMu.Lock()
+	defer s.resumeMu.Unlock()
+	if s.resumed.Load() {
+		return
+	}
+	fis, err := s.fs.List(ctx, deletionDir)
+	if err != nil {
+		s.log.Warn("stowage/checkpoint: listing interrupted job deletions failed", "dir", s.ns+deletionDir, "error", err)
+		return
+	}
+	for _, fi := range fis {
+		job, ok := strings.CutPrefix(fi.Name, deletionDir+"/")
+		if !ok || ValidJobID(job) != nil {
+			continue
+		}
+		if err := s.resumeJob(ctx, job); err != nil {
+			s.log.Warn("stowage/checkpoint: finishing an interrupted job deletion failed", "job", job, "error", err)
+		}
+	}
+	s.resumed.Store(true)
+}
+
+// resumeJob finishes one job's deletion if its mark is still there.
+func (s *FileStorage) resumeJob(ctx context.Context, job string) error {
+	unlock, err := s.jobs.lock(ctx, job)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	switch _, err := s.fs.Stat(ctx, deletionMark(job)); {
+	case errors.Is(err, fsbackend.ErrNotExist):
+		return nil // finished meanwhile
+	case err != nil:
+		return err
+	}
+	return s.deleteJob(ctx, job)
 }

@@ -54,6 +54,7 @@ type storeState struct {
 func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, error) {
 	job, pipeline, id := st.JobID, st.PipelineID, st.CheckpointID
 	name := s.path(job, pipeline, id)
+	s.resume(ctx)
 	// The exists check and the rename of write are two steps, and the
 	// latest directory is read, then changed: without the lock two stores
 	// of one job could interleave.
@@ -66,6 +67,16 @@ func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, erro
 	v, err := f.view(ctx, job)
 	if err != nil {
 		return "", err
+	}
+	if !v.latest.deleting && !v.latest.complete {
+		// A job whose latest directory is not complete may be one whose
+		// deletion stopped after that directory was emptied: its listing
+		// (which prepare needs anyway) looks for the deletion mark.
+		l, err := v.list(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		v.latest.deleting = l.latest.deleting
 	}
 	if v.latest.deleting {
 		// A deletion of the job was interrupted. Finish it first: the
