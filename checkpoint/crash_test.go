@@ -111,6 +111,15 @@ type crashScenario struct {
 	stop  func(op, name string) bool
 }
 
+// deleteJobJ deletes job j and waits for the removal of its files, which
+// the local disk leaves to the background.
+func deleteJobJ(ctx context.Context, s checkpoint.Storage) error {
+	if err := s.DeleteCheckpoint(ctx, "j"); err != nil {
+		return err
+	}
+	return s.(*checkpoint.FileStorage).WaitBackground(ctx)
+}
+
 func storeRange(ctx context.Context, s checkpoint.Storage, job string, pipeline int, from, to int64) error {
 	for id := from; id <= to; id++ {
 		if _, err := s.StoreCheckpoint(ctx, checkpointtest.State(job, pipeline, id)); err != nil {
@@ -175,7 +184,7 @@ var crashScenarios = map[string]crashScenario{
 	"delete-job": {
 		keep:  checkpoint.KeepAll,
 		setup: func(context.Context, checkpoint.Storage) error { return nil },
-		run:   func(ctx context.Context, s checkpoint.Storage) error { return s.DeleteCheckpoint(ctx, "j") },
+		run:   deleteJobJ,
 		stop:  removal(150),
 	},
 	// Between the job's deletion marks and the recursive delete of its
@@ -183,7 +192,7 @@ var crashScenarios = map[string]crashScenario{
 	"delete-job-marked": {
 		keep:  checkpoint.KeepAll,
 		setup: func(context.Context, checkpoint.Storage) error { return nil },
-		run:   func(ctx context.Context, s checkpoint.Storage) error { return s.DeleteCheckpoint(ctx, "j") },
+		run:   deleteJobJ,
 		stop:  func(op, name string) bool { return op == "removeall" && strings.HasSuffix(name, "/j") },
 	},
 }
@@ -473,6 +482,7 @@ func TestCrashMidJobDelete(t *testing.T) {
 				if err := s2.DeleteCheckpoint(ctx, "j"); err != nil {
 					t.Fatal(err)
 				}
+				checkpointtest.WaitBackground(t, s2)
 				wantGone("after the delete finished")
 			case "store":
 				mustStore(t, s2, checkpointtest.State("j", 1, 301))

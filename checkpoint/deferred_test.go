@@ -160,6 +160,7 @@ func TestLocalSyncsOncePerCall(t *testing.T) {
 		if err := k.DeleteCheckpoint(ctx, job); err != nil {
 			t.Fatal(err)
 		}
+		checkpointtest.WaitBackground(t, k)
 		removeAlls := c.takeRemoveAlls()
 		syncs, removes, deferred, _ := c.take()
 		latest := "checkpointtest/" + job + "/latest"

@@ -13,13 +13,18 @@ import (
 // moment its markers are durable: the "deleting" file in its latest
 // directory (seen by the listing every lookup starts with) and the
 // job's file in the namespace's deletion directory (seen by every
-// listing of the job, and by Open). The latest directory is then emptied
-// but for its marker, and the job's directory removed with one recursive
-// delete where the back end has one (fsbackend.RemoveAll), its parent
-// synced once; the namespace marker goes last. Should the deletion stop
-// midway (an error, a crash), the job reads as deleted until the next
-// DeleteCheckpoint or StoreCheckpoint of it, or the next Open of the
-// namespace, finishes the work: nothing of it is returned half deleted.
+// listing of the job, and by the first store or delete of a restarted
+// storage). The latest directory is then emptied but for its marker, and
+// the job's directory removed with one recursive delete where the back
+// end has one (fsbackend.RemoveAll), its parent synced once; the
+// namespace marker goes last. On the local disk that removal is left to
+// the background (WaitBackground and Close wait for it; a store of the
+// job does it first): unlinking synced files costs the disk the freeing
+// of their blocks, and the job already reads as deleted. Should the
+// deletion stop midway (an error, a crash), the job reads as deleted
+// until the next DeleteCheckpoint or StoreCheckpoint of it, or the first
+// store or delete of a restarted storage, finishes the work: nothing of
+// it is returned half deleted.
 func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error {
 	if err := s.check(jobID); err != nil {
 		return err
@@ -30,14 +35,29 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 		return s.wrap("delete", jobID, err)
 	}
 	defer unlock()
-	return s.deleteJob(ctx, jobID)
+	marked, err := s.markJob(ctx, jobID)
+	if err != nil || !marked || s.removeJobLater(jobID) {
+		return err
+	}
+	return s.removeJob(ctx, jobID)
 }
 
 // deleteJob deletes the job; the caller holds its lock.
 func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
+	marked, err := s.markJob(ctx, job)
+	if err != nil || !marked {
+		return err
+	}
+	return s.removeJob(ctx, job)
+}
+
+// markJob makes the job read as deleted, durably, and empties its latest
+// directory but for the deleting marker; it reports false when there is
+// no job to delete. The caller holds the job's lock.
+func (s *FileStorage) markJob(ctx context.Context, job string) (bool, error) {
 	ll, err := listLatest(ctx, s.fs, s.ns, job)
 	if err != nil {
-		return err
+		return false, err
 	}
 	tomb := latestPath(job, deletingName)
 	rest := ll.names(job)
@@ -47,27 +67,27 @@ func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
 		// no job at all.
 		l, err := listJob(ctx, s.fs, s.ns, job, true)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if len(l.all) == 0 && !l.marked {
-			return nil
+			return false, nil
 		}
 	}
 	if !ll.deleting && len(rest) > 0 {
 		// First, so that a namespace marker never stands beside a latest
 		// directory that still leads lookups to checkpoints.
 		if err := s.touch(ctx, tomb); err != nil {
-			return err
+			return false, err
 		}
 		if err := s.syncDir(ctx, job+"/"+latestDir); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := s.touch(ctx, deletionMark(job)); err != nil {
-		return err
+		return false, err
 	}
 	if err := s.syncDir(ctx, deletionDir); err != nil {
-		return err
+		return false, err
 	}
 	// Empty the latest directory but for its marker: from here on, a
 	// lookup that does not find the marker (the recursive delete removes
@@ -81,12 +101,18 @@ func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
-			return err
+			return false, err
 		}
 		if err := s.syncDir(ctx, job+"/"+latestDir); err != nil {
-			return err
+			return false, err
 		}
 	}
+	return true, nil
+}
+
+// removeJob removes the directory of a job markJob marked, then its mark.
+// The caller holds the job's lock.
+func (s *FileStorage) removeJob(ctx context.Context, job string) error {
 	if err := fsbackend.RemoveAll(ctx, s.dfs, job); err != nil {
 		return s.wrap("delete", job, err) // the markers stay: the job reads as deleted
 	}

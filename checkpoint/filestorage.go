@@ -32,7 +32,7 @@ type FileStorage struct {
 	jobs     nameLocks // one store or delete of a job at a time
 
 	reapMu     sync.Mutex // guards sending on reap against closing it
-	reap       chan string
+	reap       chan reapItem
 	reapClosed bool
 	reapers    sync.WaitGroup
 
@@ -90,7 +90,7 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
 		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
-		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan string, reapQueue),
+		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
 	}
 	s.reapers.Add(1)
 	go s.reaper()

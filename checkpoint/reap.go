@@ -8,9 +8,16 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// reapQueue is how many files may wait for the background deletion before
-// a store deletes them itself.
+// reapQueue is how many files and jobs may wait for the background
+// deletion before a store or delete deletes them itself.
 const reapQueue = 256
+
+// reapItem is one piece of background work, in the order queued.
+type reapItem struct {
+	file    string        // a file that is no checkpoint any more
+	job     string        // or a job whose marked deletion to finish
+	barrier chan struct{} // or closed once everything queued before is done
+}
 
 // reapLater has files that are no longer checkpoints (retired ones,
 // leftovers of interrupted writes) deleted in the background where syncs
@@ -30,7 +37,7 @@ func (s *FileStorage) reapLater(names []string) {
 			return
 		}
 		select {
-		case s.reap <- n:
+		case s.reap <- reapItem{file: n}:
 		default:
 			s.remove(context.Background(), names[i:], "deleting a leftover file failed")
 			return
@@ -38,13 +45,97 @@ func (s *FileStorage) reapLater(names []string) {
 	}
 }
 
-// reaper deletes what reapLater queued, until Close.
+// removeJobLater queues the removal of a marked job's directory where
+// syncs are deferred (the local disk, where unlinking a thousand synced
+// files takes a disk's time to free their blocks, and the job already
+// reads as deleted). It reports false when the caller must remove it
+// itself: elsewhere (one recursive delete request), with the queue full,
+// or after Close.
+func (s *FileStorage) removeJobLater(job string) bool {
+	if !s.deferred {
+		return false
+	}
+	s.reapMu.Lock()
+	defer s.reapMu.Unlock()
+	if s.reapClosed {
+		return false
+	}
+	select {
+	case s.reap <- reapItem{job: job}:
+		return true
+	default:
+		return false
+	}
+}
+
+// reaper does what reapLater and removeJobLater queued, until Close.
 func (s *FileStorage) reaper() {
 	defer s.reapers.Done()
-	for n := range s.reap {
-		if err := s.dfs.Remove(context.Background(), n); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
-			s.log.Warn("stowage/checkpoint: deleting a leftover file failed", "file", s.ns+n, "error", err)
+	for it := range s.reap {
+		switch {
+		case it.barrier != nil:
+			close(it.barrier)
+		case it.job != "":
+			if err := s.removeMarkedJob(context.Background(), it.job); err != nil {
+				s.log.Warn("stowage/checkpoint: removing a deleted job's files failed", "job", it.job, "error", err)
+			}
+		default:
+			if err := s.dfs.Remove(context.Background(), it.file); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+				s.log.Warn("stowage/checkpoint: deleting a leftover file failed", "file", s.ns+it.file, "error", err)
+			}
 		}
+	}
+}
+
+// removeMarkedJob removes the files of a job DeleteCheckpoint marked, if
+// it is still marked (a store or delete of the job may have finished the
+// deletion first) and its latest directory is still emptied.
+func (s *FileStorage) removeMarkedJob(ctx context.Context, job string) error {
+	unlock, err := s.jobs.lock(ctx, job)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	switch _, err := s.fs.Stat(ctx, deletionMark(job)); {
+	case errors.Is(err, fsbackend.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	ll, err := listLatest(ctx, s.fs, s.ns, job)
+	if err != nil {
+		return err
+	}
+	if len(ll.names(job)) > 0 {
+		return s.deleteJob(ctx, job)
+	}
+	return s.removeJob(ctx, job)
+}
+
+// WaitBackground waits until the work this storage queued in the
+// background before the call is done: on the local disk, the unlinking
+// of retired checkpoints and of deleted jobs' files (which read as
+// deleted before it). Close waits for it too. It returns ctx's error if
+// ctx ends first.
+func (s *FileStorage) WaitBackground(ctx context.Context) error {
+	b := make(chan struct{})
+	s.reapMu.Lock()
+	if s.reapClosed {
+		s.reapMu.Unlock()
+		return nil
+	}
+	select {
+	case s.reap <- reapItem{barrier: b}:
+	case <-ctx.Done():
+		s.reapMu.Unlock()
+		return ctx.Err()
+	}
+	s.reapMu.Unlock()
+	select {
+	case <-b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -93,7 +184,8 @@ func (s *FileStorage) resume(ctx context.Context) {
 	s.resumed.Store(true)
 }
 
-// resumeJob finishes one job's deletion if its mark is still there.
+// resumeJob finishes one job's deletion if its mark is still there (a
+// store or delete of the job may have finished it first).
 func (s *FileStorage) resumeJob(ctx context.Context, job string) error {
 	unlock, err := s.jobs.lock(ctx, job)
 	if err != nil {
