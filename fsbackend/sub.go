@@ -106,3 +106,20 @@ func (s *subFS) RemoveAll(ctx context.Context, dir string) error {
 	}
 	return RemoveAll(ctx, s.fs, n)
 }
+
+// Recycle implements Recycler through f's, or fails with ErrUnsupported.
+func (s *subFS) Recycle(ctx context.Context, oldName, newName string) (Writer, error) {
+	r, ok := s.fs.(Recycler)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	o, err := s.full(oldName)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.full(newName)
+	if err != nil {
+		return nil, err
+	}
+	return r.Recycle(ctx, o, n)
+}
