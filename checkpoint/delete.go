@@ -55,6 +55,7 @@ func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
 // directory but for the deleting marker; it reports false when there is
 // no job to delete. The caller holds the job's lock.
 func (s *FileStorage) markJob(ctx context.Context, job string) (bool, error) {
+	s.takeSpare(job) // goes with the job's directory
 	ll, err := listLatest(ctx, s.fs, s.ns, job)
 	if err != nil {
 		return false, err

@@ -36,6 +36,10 @@ type FileStorage struct {
 	reapClosed bool
 	reapers    sync.WaitGroup
 
+	recycler fsbackend.Recycler // dfs's, where files are worth writing over (local disk); else nil
+	spareMu  sync.Mutex
+	spare    map[string]string // job: a retired checkpoint file kept to be written over
+
 	resumeMu sync.Mutex  // one resume at a time
 	resumed  atomic.Bool // interrupted job deletions were looked for
 
@@ -91,6 +95,9 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
 		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
 		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
+	}
+	if r, ok := dsub.(fsbackend.Recycler); ok && deferred && s.rename {
+		s.recycler, s.spare = r, map[string]string{}
 	}
 	s.reapers.Add(1)
 	go s.reaper()

@@ -139,7 +139,8 @@ func (s *FileStorage) WaitBackground(ctx context.Context) error {
 	}
 }
 
-// stopReaper lets the reaper finish what is queued and waits for it.
+// stopReaper lets the reaper finish what is queued and waits for it, then
+// deletes the spare retired files kept for stores to write over.
 func (s *FileStorage) stopReaper() {
 	s.reapMu.Lock()
 	if !s.reapClosed {
@@ -148,6 +149,22 @@ func (s *FileStorage) stopReaper() {
 	}
 	s.reapMu.Unlock()
 	s.reapers.Wait()
+	s.spareMu.Lock()
+	spares := make([]string, 0, len(s.spare))
+	for job, n := range s.spare {
+		spares = append(spares, n)
+		delete(s.spare, job)
+	}
+	s.spareMu.Unlock()
+	s.remove(context.Background(), spares, "deleting a leftover file failed")
+}
+
+// reapClosedLocked reports whether Close stopped the reaper; the caller
+// holds spareMu, which orders it against stopReaper's taking the spares.
+func (s *FileStorage) reapClosedLocked() bool {
+	s.reapMu.Lock()
+	defer s.reapMu.Unlock()
+	return s.reapClosed
 }
 
 // resume finishes the job deletions that an earlier process (or an
