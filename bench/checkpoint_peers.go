@@ -68,6 +68,11 @@ func PeerCheckpoints(ctx context.Context, fsys fsbackend.FS, ns string, round in
 		if err := s.DeleteCheckpoint(ctx, job); err != nil {
 			return nil, err
 		}
+		// The local disk unlinks the job's files in the background: let
+		// it finish before the next workload, as the plugin's delete does.
+		if err := s.WaitBackground(ctx); err != nil {
+			return nil, err
+		}
 	}
 
 	job := fmt.Sprintf("latest-%d", round)
