@@ -36,15 +36,18 @@ func (f *FS) removeAll(ctx context.Context, dir string, deferred bool) error {
 	} else if !st.IsDir() {
 		return nil // a file, not a directory: nothing lies below it
 	}
+	// Forget the directories first, without holding dirMu through the
+	// unlinking, which may take the disk a while: creates elsewhere in
+	// the FS go on meanwhile. A directory made again below dir meanwhile
+	// is found by mkdirSync's own check.
 	f.dirMu.Lock()
-	err = os.RemoveAll(p)
 	for d := range f.dirs {
 		if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) {
 			delete(f.dirs, d)
 		}
 	}
 	f.dirMu.Unlock()
-	if err != nil {
+	if err := os.RemoveAll(p); err != nil {
 		return err
 	}
 	if deferred {
