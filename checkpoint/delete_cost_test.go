@@ -68,3 +68,42 @@ func TestJobDeleteIsOneRecursiveDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreRightAfterBackgroundDelete: on the local disk a job delete
+// returns before the job's files are unlinked; a store of the same job
+// right after it, and a second delete and store, leave exactly the new
+// checkpoints, whichever of the store and the background removal runs
+// first.
+func TestStoreRightAfterBackgroundDelete(t *testing.T) {
+	fsys := newLocal(t)
+	s := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: 3})
+	for round := range 3 {
+		for id := int64(1); id <= 30; id++ {
+			mustStore(t, s, checkpointtest.State("j", 1, id+int64(round)*100))
+		}
+		if err := s.DeleteCheckpoint(ctx, "j"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GetAllCheckpoints(ctx, "j"); err != nil || len(got) != 0 {
+			t.Fatalf("round %d: the job right after its delete: %v, %v; want none", round, ids(got), err)
+		}
+		mustStore(t, s, checkpointtest.State("j", 1, 1000+int64(round)))
+		checkpointtest.WaitBackground(t, s)
+		got, err := s.GetAllCheckpoints(ctx, "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, fmt.Sprintf("round %d: after a store right after the delete", round), got, 1000+int64(round))
+		latest, err := s.GetLatestCheckpointByJobAndPipeline(ctx, "j", 1)
+		if err != nil || latest.CheckpointID != 1000+int64(round) {
+			t.Fatalf("round %d: latest %d, %v", round, latest.CheckpointID, err)
+		}
+		if err := s.DeleteCheckpoint(ctx, "j"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkpointtest.WaitBackground(t, s)
+	if fis, err := fsys.List(ctx, "checkpointtest"); err != nil || len(fis) != 0 {
+		t.Fatalf("files left after the last delete: %v, %v", fis, err)
+	}
+}
