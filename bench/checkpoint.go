@@ -272,6 +272,9 @@ type DeleteResult struct {
 	Checkpoints int           // checkpoints of the job deleted
 	Rounds      int           // jobs deleted
 	Delete      time.Duration // median DeleteCheckpoint of the job
+	// Gone is the median time from the call until the job's files are
+	// gone (the local disk unlinks them in the background).
+	Gone time.Duration
 	// Raw is the median of removing the same files with os.Remove and
 	// fsyncing their directories once: the speed of the disk.
 	Raw time.Duration
@@ -293,7 +296,7 @@ func CheckpointDelete(ctx context.Context, dir string, n, rounds int) (DeleteRes
 		return res, err
 	}
 	defer s.Close()
-	var took, raw []time.Duration
+	var took, gone, raw []time.Duration
 	for r := range rounds {
 		job := fmt.Sprintf("job-%d", r)
 		if err := writeJob(ctx, dir, "del", job, n); err != nil {
@@ -305,6 +308,10 @@ func CheckpointDelete(ctx context.Context, dir string, n, rounds int) (DeleteRes
 			return res, err
 		}
 		took = append(took, time.Since(start))
+		if err := s.WaitBackground(ctx); err != nil {
+			return res, err
+		}
+		gone = append(gone, time.Since(start))
 		if left, err := fsys.List(ctx, "del/"+job); err != nil || len(left) != 0 {
 			return res, fmt.Errorf("after deleting job %s: %d files left (%v)", job, len(left), err)
 		}
@@ -337,6 +344,6 @@ func CheckpointDelete(ctx context.Context, dir string, n, rounds int) (DeleteRes
 			return res, err
 		}
 	}
-	res.Delete, res.Raw = quantile(took, 0.5), quantile(raw, 0.5)
+	res.Delete, res.Gone, res.Raw = quantile(took, 0.5), quantile(gone, 0.5), quantile(raw, 0.5)
 	return res, nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stowage/stowage/checkpoint"
@@ -15,7 +16,7 @@ import (
 // plugin's harness (bench/peers) prints.
 type PeerWorkload struct {
 	System      string  `json:"system"`
-	Workload    string  `json:"workload"` // store, latest or delete
+	Workload    string  `json:"workload"` // store, latest, delete, or delete-files (stowage: until the files are gone)
 	StateBytes  int     `json:"state_bytes,omitempty"`
 	Checkpoints int     `json:"checkpoints,omitempty"` // of the job looked up or deleted
 	Count       int     `json:"count"`
@@ -67,6 +68,11 @@ func PeerCheckpoints(ctx context.Context, fsys fsbackend.FS, ns string, round in
 		if err := s.DeleteCheckpoint(ctx, job); err != nil {
 			return nil, err
 		}
+		// The local disk unlinks the job's files in the background: let
+		// it finish before the next workload, as the plugin's delete does.
+		if err := s.WaitBackground(ctx); err != nil {
+			return nil, err
+		}
 	}
 
 	job := fmt.Sprintf("latest-%d", round)
@@ -99,6 +105,17 @@ func PeerCheckpoints(ctx context.Context, fsys fsbackend.FS, ns string, round in
 	if all, err := s.GetAllCheckpoints(ctx, job); err != nil || len(all) != 0 {
 		return nil, fmt.Errorf("job %s after its deletion: %d checkpoints left (%v)", job, len(all), err)
 	}
-	out = append(out, PeerWorkload{System: "stowage", Workload: "delete", Checkpoints: o.Checkpoints, Count: 1, MedianNS: int64(del)})
+	// On the local disk the job's files are unlinked in the background
+	// after the call: wait for them, so that the disk is idle again before
+	// the next workload, and report that time too.
+	if err := s.WaitBackground(ctx); err != nil {
+		return nil, err
+	}
+	gone := time.Since(t)
+	if left, err := fsys.List(ctx, fsbackend.Join(strings.Trim(ns, "/"), job)); err != nil || len(left) != 0 {
+		return nil, fmt.Errorf("job %s after its deletion: %d files left (%v)", job, len(left), err)
+	}
+	out = append(out, PeerWorkload{System: "stowage", Workload: "delete", Checkpoints: o.Checkpoints, Count: 1, MedianNS: int64(del)},
+		PeerWorkload{System: "stowage", Workload: "delete-files", Checkpoints: o.Checkpoints, Count: 1, MedianNS: int64(gone)})
 	return out, nil
 }

@@ -3,12 +3,14 @@ package checkpoint_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -62,6 +64,35 @@ func (f *stopFS) Remove(ctx context.Context, name string) error {
 	return f.FS.Remove(ctx, name)
 }
 
+// RemoveAll removes the files below dir one at a time, each a stop
+// point, in the order that is worst for the storage: a latest directory's
+// deleting marker first, its other files last. A recursive delete of a back end removes files in
+// no set order, so a crash may leave any of them.
+func (f *stopFS) RemoveAll(ctx context.Context, dir string) error {
+	f.check("removeall", dir)
+	fis, err := f.FS.List(ctx, dir)
+	if err != nil {
+		return err
+	}
+	first := func(fi fsbackend.FileInfo) int {
+		switch {
+		case fi.Name == dir+"/latest/deleting":
+			return 0
+		case strings.HasPrefix(fi.Name, dir+"/latest/"):
+			return 2 // pointers last: they would lead lookups on
+		}
+		return 1
+	}
+	slices.SortStableFunc(fis, func(a, b fsbackend.FileInfo) int { return cmp.Compare(first(a), first(b)) })
+	for _, fi := range fis {
+		f.check("remove", fi.Name)
+		if err := f.FS.Remove(ctx, fi.Name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+			return err
+		}
+	}
+	return fsbackend.RemoveAll(ctx, f.FS, dir) // the emptied directories
+}
+
 func (f *stopFS) Deferred() fsbackend.FS {
 	return &stopFS{FS: f.FS.(fsbackend.DirSyncer).Deferred(), stop: f.stop}
 }
@@ -78,6 +109,15 @@ type crashScenario struct {
 	setup func(ctx context.Context, s checkpoint.Storage) error
 	run   func(ctx context.Context, s checkpoint.Storage) error
 	stop  func(op, name string) bool
+}
+
+// deleteJobJ deletes job j and waits for the removal of its files, which
+// the local disk leaves to the background.
+func deleteJobJ(ctx context.Context, s checkpoint.Storage) error {
+	if err := s.DeleteCheckpoint(ctx, "j"); err != nil {
+		return err
+	}
+	return s.(*checkpoint.FileStorage).WaitBackground(ctx)
 }
 
 func storeRange(ctx context.Context, s checkpoint.Storage, job string, pipeline int, from, to int64) error {
@@ -139,12 +179,21 @@ var crashScenarios = map[string]crashScenario{
 		stop:  removal(5),
 	},
 	// Midway through deleting a job (its checkpoints laid out by the
-	// parent): at the removal of checkpoint 150 of 300.
+	// parent): at the removal of checkpoint 150 of 300, the latest
+	// directory's deleting marker already gone.
 	"delete-job": {
 		keep:  checkpoint.KeepAll,
 		setup: func(context.Context, checkpoint.Storage) error { return nil },
-		run:   func(ctx context.Context, s checkpoint.Storage) error { return s.DeleteCheckpoint(ctx, "j") },
+		run:   deleteJobJ,
 		stop:  removal(150),
+	},
+	// Between the job's deletion marks and the recursive delete of its
+	// directory: every checkpoint file is still there.
+	"delete-job-marked": {
+		keep:  checkpoint.KeepAll,
+		setup: func(context.Context, checkpoint.Storage) error { return nil },
+		run:   deleteJobJ,
+		stop:  func(op, name string) bool { return op == "removeall" && strings.HasSuffix(name, "/j") },
 	},
 }
 
@@ -332,12 +381,19 @@ func TestCrashBetweenPointerAndRetention(t *testing.T) {
 }
 
 // TestCrashMidJobDelete: a job of 300 + 3 checkpoints is being deleted
-// when the child is SIGKILLed, about half of its files gone. The next
-// process sees no checkpoint of the job through any call, though files of
-// it are still there, and its next delete (or store) finishes the work.
+// when the child is SIGKILLed: after its deletion marks, before the
+// recursive delete of its directory (all files there), or midway through
+// it (about half of its files gone, its latest directory's marker first).
+// The next process sees no checkpoint of the job through any call, though
+// files of it are still there, and its first store or delete, of this job
+// or another, finishes the work.
 func TestCrashMidJobDelete(t *testing.T) {
-	for _, finish := range []string{"delete", "store"} {
-		t.Run(finish, func(t *testing.T) {
+	for _, tc := range []struct{ scenario, finish string }{
+		{"delete-job", "delete"}, {"delete-job", "store"}, {"delete-job", "restart"},
+		{"delete-job-marked", "delete"}, {"delete-job-marked", "store"}, {"delete-job-marked", "restart"},
+	} {
+		scenario, finish := tc.scenario, tc.finish
+		t.Run(scenario+"/"+finish, func(t *testing.T) {
 			dir := t.TempDir()
 			fsys := newLocalAt(t, dir)
 			s := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
@@ -353,11 +409,14 @@ func TestCrashMidJobDelete(t *testing.T) {
 				mustStore(t, s, checkpointtest.State("j", 2, id))
 			}
 			mustStore(t, s, checkpointtest.State("other", 1, 1))
-			crash(t, dir, "delete-job")
+			crash(t, dir, scenario)
 
 			left := checkpointtest.CheckpointFiles(t, fsys, "j")
-			if len(left) == 0 || len(left) >= 303 {
+			switch {
+			case scenario == "delete-job" && (len(left) == 0 || len(left) >= 303):
 				t.Fatalf("%d checkpoint files left by the interrupted delete, want some but not all", len(left))
+			case scenario == "delete-job-marked" && len(left) != 303:
+				t.Fatalf("%d checkpoint files left by the delete stopped before its recursive delete, want all 303", len(left))
 			}
 			s2 := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
 			for what, get := range map[string]func(context.Context, string) ([]checkpoint.PipelineState, error){
@@ -382,25 +441,49 @@ func TestCrashMidJobDelete(t *testing.T) {
 				t.Fatalf("inspect show latest of the half-deleted job: %v, want ErrNotFound", err)
 			}
 			wantVerified(t, fsys)
+			otherLatest := int64(1)
 			wantLatestOther := func(what string) {
 				got, err := s2.GetLatestCheckpointByJobAndPipeline(ctx, "other", 1)
-				if err != nil || got.CheckpointID != 1 {
+				if err != nil || got.CheckpointID != otherLatest {
 					t.Fatalf("%s: the other job's latest: %d, %v", what, got.CheckpointID, err)
 				}
 			}
 			wantLatestOther("after the crash")
 
+			wantGone := func(what string) {
+				t.Helper()
+				if fis, err := fsys.List(ctx, "checkpointtest/j"); err != nil || len(fis) != 0 {
+					t.Fatalf("%s: files of the job remain: %v (%v)", what, fis, err)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "checkpointtest", "j")); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("%s: the job's directory remains: %v", what, err)
+				}
+				if fis, err := fsys.List(ctx, "checkpointtest/..deleting"); err != nil || len(fis) != 0 {
+					t.Fatalf("%s: deletion marks remain: %v (%v)", what, fis, err)
+				}
+			}
 			switch finish {
+			case "restart":
+				// The first store of the restarted storage, of another
+				// job, finishes the deletion.
+				mustStore(t, s2, checkpointtest.State("other", 1, 2))
+				otherLatest = 2
+				wantGone("after the restarted storage's first store")
+				if got, err := s2.GetAllCheckpoints(ctx, "j"); err != nil || len(got) != 0 {
+					t.Fatalf("the deleted job after the restart: %v, %v; want none", ids(got), err)
+				}
+				mustStore(t, s2, checkpointtest.State("j", 1, 1))
+				all, err := s2.GetAllCheckpoints(ctx, "j")
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantIDs(t, "a new checkpoint of the job after its deletion finished", all, 1)
 			case "delete":
 				if err := s2.DeleteCheckpoint(ctx, "j"); err != nil {
 					t.Fatal(err)
 				}
-				if fis, err := fsys.List(ctx, "checkpointtest/j"); err != nil || len(fis) != 0 {
-					t.Fatalf("after the delete finished, files remain: %v (%v)", fis, err)
-				}
-				if _, err := os.Stat(filepath.Join(dir, "checkpointtest", "j")); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("the job's directory remains: %v", err)
-				}
+				checkpointtest.WaitBackground(t, s2)
+				wantGone("after the delete finished")
 			case "store":
 				mustStore(t, s2, checkpointtest.State("j", 1, 301))
 				all, err := s2.GetAllCheckpoints(ctx, "j")

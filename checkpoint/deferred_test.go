@@ -19,6 +19,8 @@ type syncCounter struct {
 	mu                               sync.Mutex
 	syncDirs                         []string
 	removes, deferredRemove, retires int
+	removeAlls                       []string // directories, through the Deferred view
+	recycles                         int      // retired files written over, through the Deferred view
 	// reaped counts the deferred removals of retired checkpoints only
 	// (superseded latest pointers are removed through the same view, as
 	// many as the pointer updates that overlapped).
@@ -38,8 +40,17 @@ func (c *syncCounter) take() (syncDirs []string, removes, deferredRemoves, retir
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	syncDirs, removes, deferredRemoves, retires = c.syncDirs, c.removes, c.deferredRemove, c.retires
-	c.syncDirs, c.removes, c.deferredRemove, c.retires = nil, 0, 0, 0
+	c.syncDirs, c.removes, c.deferredRemove, c.retires, c.removeAlls = nil, 0, 0, 0, nil
 	return
+}
+
+// takeRemoveAlls returns and resets removeAlls.
+func (c *syncCounter) takeRemoveAlls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.removeAlls
+	c.removeAlls = nil
+	return d
 }
 
 type countingFS struct {
@@ -60,6 +71,29 @@ func (f *countingFS) Remove(ctx context.Context, name string) error {
 	}
 	f.c.mu.Unlock()
 	return f.FS.Remove(ctx, name)
+}
+
+// Recycle counts the retired files written over through the Deferred view.
+func (f *countingFS) Recycle(ctx context.Context, oldName, newName string) (fsbackend.Writer, error) {
+	f.c.mu.Lock()
+	if f.deferred && strings.HasSuffix(oldName, ".retired") {
+		f.c.recycles++
+	}
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.Recycler).Recycle(ctx, oldName, newName)
+}
+
+// RemoveAll counts the recursive deletes through the Deferred view; the
+// FS's own is not used by the storage.
+func (f *countingFS) RemoveAll(ctx context.Context, dir string) error {
+	f.c.mu.Lock()
+	if f.deferred {
+		f.c.removeAlls = append(f.c.removeAlls, dir)
+	} else {
+		f.c.removes += 1000 // counted as many: the test fails
+	}
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.DirRemover).RemoveAll(ctx, dir)
 }
 
 func (f *countingFS) Rename(ctx context.Context, oldName, newName string) error {
@@ -84,8 +118,9 @@ func (f *countingFS) SyncDir(ctx context.Context, dir string) error {
 
 // TestLocalSyncsOncePerCall: on the local disk a store syncs the job's
 // directory once, retention included (the pointer is renamed, and so is
-// the retired checkpoint, deleted in the background), and deleting a job syncs
-// a fixed number of directories and removes one file (the last) through
+// the retired checkpoint, which the next store writes over), and deleting a job
+// syncs a fixed number of directories, removes the job's directory with
+// one recursive delete, and one file (its deletion mark, last) through
 // the syncing, directory-pruning Remove, whatever the number of files.
 func TestLocalSyncsOncePerCall(t *testing.T) {
 	c := &syncCounter{}
@@ -110,8 +145,10 @@ func TestLocalSyncsOncePerCall(t *testing.T) {
 	if err := s.Close(); err != nil { // waits for the background deletions
 		t.Fatal(err)
 	}
-	if reaped := c.takeReaped(); reaped != 7 {
-		t.Fatalf("%d retired checkpoints deleted in the background, want the 7 retired", reaped)
+	// Each retired checkpoint but the last is written over by the next
+	// store; Close deletes the last.
+	if reaped := c.takeReaped(); reaped != 1 || c.recycles != 6 {
+		t.Fatalf("%d retired checkpoints deleted, %d written over; want 1 (the last, at Close) and the 6 others", reaped, c.recycles)
 	}
 	fis, err := fsys.List(ctx, "checkpointtest/j")
 	if err != nil {
@@ -136,10 +173,16 @@ func TestLocalSyncsOncePerCall(t *testing.T) {
 		if err := k.DeleteCheckpoint(ctx, job); err != nil {
 			t.Fatal(err)
 		}
+		checkpointtest.WaitBackground(t, k)
+		removeAlls := c.takeRemoveAlls()
 		syncs, removes, deferred, _ := c.take()
 		latest := "checkpointtest/" + job + "/latest"
-		if want := fmt.Sprint([]string{latest, "checkpointtest/" + job, latest}); fmt.Sprint(syncs) != want || removes != 1 || deferred != n+3 {
-			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes; want %s, 1 and %d", n, syncs, removes, deferred, want, n+3)
+		// The latest directory (its deleting marker), the deletion
+		// directory (the job's mark), the latest directory again (emptied
+		// but for the marker), the namespace (the job's directory gone).
+		want := fmt.Sprint([]string{latest, "checkpointtest/..deleting", latest, "checkpointtest"})
+		if fmt.Sprint(syncs) != want || removes != 1 || deferred != 3 || fmt.Sprint(removeAlls) != "[checkpointtest/"+job+"]" {
+			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes, recursive deletes of %v; want %s, 1 and 3 (the latest directory's complete, marker and pointer), one of the job's directory", n, syncs, removes, deferred, removeAlls, want)
 		}
 		if fis, err := fsys.List(ctx, "checkpointtest/"+job); err != nil || len(fis) != 0 {
 			t.Fatalf("after deleting job %s: %v, %v", job, fis, err)

@@ -9,65 +9,121 @@ import (
 )
 
 // DeleteCheckpoint implements Storage: every file of the job's directory
-// goes, temporary leftovers included. A marker written first (and synced)
-// makes every lookup treat the job as deleted; the files are then removed
-// without a directory sync each, the directories synced once, and the
-// marker removed last. Should the deletion stop midway (an error, a
-// crash), the job reads as deleted until the next DeleteCheckpoint or
-// StoreCheckpoint of it finishes the work: nothing of it is returned half
-// deleted.
+// goes, temporary leftovers included. The job reads as deleted from the
+// moment its markers are durable: the "deleting" file in its latest
+// directory (seen by the listing every lookup starts with) and the
+// job's file in the namespace's deletion directory (seen by every
+// listing of the job, and by the first store or delete of a restarted
+// storage). The latest directory is then emptied but for its marker, and
+// the job's directory removed with one recursive delete where the back
+// end has one (fsbackend.RemoveAll), its parent synced once; the
+// namespace marker goes last. On the local disk that removal is left to
+// the background (WaitBackground and Close wait for it; a store of the
+// job does it first): unlinking synced files costs the disk the freeing
+// of their blocks, and the job already reads as deleted. Should the
+// deletion stop midway (an error, a crash), the job reads as deleted
+// until the next DeleteCheckpoint or StoreCheckpoint of it, or the first
+// store or delete of a restarted storage, finishes the work: nothing of
+// it is returned half deleted.
 func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error {
 	if err := s.check(jobID); err != nil {
 		return err
 	}
+	s.resume(ctx)
 	unlock, err := s.jobs.lock(ctx, jobID)
 	if err != nil {
 		return s.wrap("delete", jobID, err)
 	}
 	defer unlock()
-	return s.deleteJob(ctx, jobID)
+	marked, err := s.markJob(ctx, jobID)
+	if err != nil || !marked || s.removeJobLater(jobID) {
+		return err
+	}
+	return s.removeJob(ctx, jobID)
 }
 
 // deleteJob deletes the job; the caller holds its lock.
 func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
-	l, err := listJob(ctx, s.fs, s.ns, job)
-	if err != nil {
+	marked, err := s.markJob(ctx, job)
+	if err != nil || !marked {
 		return err
 	}
-	if len(l.all) == 0 {
-		return nil
+	return s.removeJob(ctx, job)
+}
+
+// markJob makes the job read as deleted, durably, and empties its latest
+// directory but for the deleting marker; it reports false when there is
+// no job to delete. The caller holds the job's lock.
+func (s *FileStorage) markJob(ctx context.Context, job string) (bool, error) {
+	s.takeSpare(job) // goes with the job's directory
+	ll, err := listLatest(ctx, s.fs, s.ns, job)
+	if err != nil {
+		return false, err
 	}
 	tomb := latestPath(job, deletingName)
-	if !l.latest.deleting {
+	rest := ll.names(job)
+	if !ll.deleting && len(rest) == 0 {
+		// No latest directory: a job written before it existed, one whose
+		// deletion stopped after its latest directory was emptied, or
+		// no job at all.
+		l, err := listJob(ctx, s.fs, s.ns, job, true)
+		if err != nil {
+			return false, err
+		}
+		if len(l.all) == 0 && !l.marked {
+			return false, nil
+		}
+	}
+	if !ll.deleting && len(rest) > 0 {
+		// First, so that a namespace marker never stands beside a latest
+		// directory that still leads lookups to checkpoints.
 		if err := s.touch(ctx, tomb); err != nil {
-			return err
+			return false, err
 		}
 		if err := s.syncDir(ctx, job+"/"+latestDir); err != nil {
-			return err
+			return false, err
 		}
 	}
-	var errs []error
-	for _, e := range l.all {
-		if e.name == tomb {
-			continue
+	if err := s.touch(ctx, deletionMark(job)); err != nil {
+		return false, err
+	}
+	if err := s.syncDir(ctx, deletionDir); err != nil {
+		return false, err
+	}
+	// Empty the latest directory but for its marker: from here on, a
+	// lookup that does not find the marker (the recursive delete removes
+	// files in no set order) finds no pointer either and lists the job,
+	// which sees the namespace marker.
+	if len(rest) > 0 {
+		var errs []error
+		for _, n := range rest {
+			if err := s.dfs.Remove(ctx, n); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+				errs = append(errs, s.wrap("delete", n, err))
+			}
 		}
-		if err := s.dfs.Remove(ctx, e.name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
-			errs = append(errs, s.wrap("delete", e.name, err))
+		if err := errors.Join(errs...); err != nil {
+			return false, err
+		}
+		if err := s.syncDir(ctx, job+"/"+latestDir); err != nil {
+			return false, err
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...) // the marker stays: the job reads as deleted
+	return true, nil
+}
+
+// removeJob removes the directory of a job markJob marked, then its mark.
+// The caller holds the job's lock.
+func (s *FileStorage) removeJob(ctx context.Context, job string) error {
+	if err := fsbackend.RemoveAll(ctx, s.dfs, job); err != nil {
+		return s.wrap("delete", job, err) // the markers stay: the job reads as deleted
 	}
-	if err := s.syncDir(ctx, job); err != nil {
-		return err
-	}
-	if err := s.syncDir(ctx, job+"/"+latestDir); err != nil {
+	if err := s.syncDir(ctx, ""); err != nil {
 		return err
 	}
 	// Through the FS itself: durable, and on the local disk it also
-	// removes the emptied directories.
-	if err := s.fs.Remove(ctx, tomb); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
-		return s.wrap("delete", tomb, err)
+	// removes the emptied deletion directory.
+	if err := s.fs.Remove(ctx, deletionMark(job)); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
+		return s.wrap("delete", deletionMark(job), err)
 	}
 	return nil
 }
@@ -93,6 +149,7 @@ func (s *FileStorage) DeleteCheckpoints(ctx context.Context, jobID string, pipel
 	if len(checkpointIDs) == 0 {
 		return nil
 	}
+	s.resume(ctx)
 	unlock, err := s.jobs.lock(ctx, jobID)
 	if err != nil {
 		return s.wrap("delete", jobID, err)
@@ -101,6 +158,10 @@ func (s *FileStorage) DeleteCheckpoints(ctx context.Context, jobID string, pipel
 	ll, err := listLatest(ctx, s.fs, s.ns, jobID)
 	if err != nil {
 		return err
+	}
+	if ll.deleting {
+		// The job's deletion was interrupted: it has no checkpoints.
+		return s.deleteJob(ctx, jobID)
 	}
 	pl := ll.of(pipelineID)
 	b := pl.best()
@@ -131,7 +192,7 @@ func (s *FileStorage) DeleteCheckpoints(ctx context.Context, jobID string, pipel
 	if err := errors.Join(errs...); err != nil || !touches {
 		return err
 	}
-	l, err := listJob(ctx, s.fs, s.ns, jobID)
+	l, err := listJob(ctx, s.fs, s.ns, jobID, false)
 	if err != nil {
 		return err
 	}

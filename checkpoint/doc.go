@@ -100,16 +100,26 @@
 // On back ends where a directory's entries become durable only when it is
 // synced (the local disk: fsbackend.DirSyncer) a store syncs the
 // checkpoint's bytes, renames it into place, moves the pointer, retires
-// the checkpoints beyond retention (renamed out of the way, unlinked by a
-// background goroutine that Close waits for) and syncs the job's directory
-// once before it returns. Elsewhere every call is durable when it returns.
+// the checkpoints beyond retention (renamed out of the way) and syncs the
+// job's directory once before it returns. The last retired file of a job
+// is kept as a spare that the job's next store writes over in place
+// (fsbackend.Recycler) instead of creating a file, so that a store with
+// retention neither frees nor allocates blocks; other retired files are
+// unlinked by a background goroutine that Close waits for, and Close
+// deletes the spares. Elsewhere every call is durable when it returns.
 //
-// DeleteCheckpoint writes and syncs the "deleting" marker, removes every
-// file of the job without a directory sync each, syncs the directories
-// once and removes the marker last. Lookups treat a job with the marker as
-// having no checkpoints, so a deletion that stopped midway (an error, a
-// crash) returns nothing half deleted; the next DeleteCheckpoint or store
-// of the job finishes it.
+// DeleteCheckpoint writes and syncs the "deleting" marker in the job's
+// latest directory and the job's mark in the namespace's deletion
+// directory (..deleting/), empties the latest directory but for its
+// marker, removes the job's directory with one recursive delete where the
+// back end has one (fsbackend.RemoveAll: one request on HDFS, batches on
+// S3 and OSS) and syncs its parent once, and removes the mark last. On the
+// local disk the call returns once the job is marked and the removal runs
+// in the background (WaitBackground and Close wait for it). Lookups treat
+// a job with either mark as having no checkpoints, so a deletion that
+// stopped midway (an error, a crash) returns nothing half deleted; the
+// next DeleteCheckpoint or store of the job, or the first store or delete
+// of a restarted storage, finishes it.
 //
 // Stores and deletes of one job through one FileStorage take turns; a
 // job's checkpoints have one writer (one FileStorage, in one process) at a

@@ -32,9 +32,16 @@ type FileStorage struct {
 	jobs     nameLocks // one store or delete of a job at a time
 
 	reapMu     sync.Mutex // guards sending on reap against closing it
-	reap       chan string
+	reap       chan reapItem
 	reapClosed bool
 	reapers    sync.WaitGroup
+
+	recycler fsbackend.Recycler // dfs's, where files are worth writing over (local disk); else nil
+	spareMu  sync.Mutex
+	spare    map[string]string // job: a retired checkpoint file kept to be written over
+
+	resumeMu sync.Mutex  // one resume at a time
+	resumed  atomic.Bool // interrupted job deletions were looked for
 
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions
@@ -87,7 +94,10 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
 		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
-		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan string, reapQueue),
+		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
+	}
+	if r, ok := dsub.(fsbackend.Recycler); ok && deferred && s.rename {
+		s.recycler, s.spare = r, map[string]string{}
 	}
 	s.reapers.Add(1)
 	go s.reaper()

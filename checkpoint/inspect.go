@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,8 +124,21 @@ func listNamespace(ctx context.Context, sub fsbackend.FS, ns, job string) ([]str
 	}
 	var jobs, loose []string
 	byJob := map[string][]fsbackend.FileInfo{}
+	marked := map[string]bool{}
+	if job != "" {
+		switch _, err := sub.Stat(ctx, deletionMark(job)); {
+		case err == nil:
+			marked[job] = true
+		case !errors.Is(err, fsbackend.ErrNotExist):
+			return nil, nil, nil, fmt.Errorf("stowage/checkpoint: stat %s%s: %w", ns, deletionMark(job), err)
+		}
+	}
 	for _, fi := range fis {
-		j, _, ok := strings.Cut(fi.Name, "/")
+		j, rest, ok := strings.Cut(fi.Name, "/")
+		if ok && j == deletionDir && ValidJobID(rest) == nil {
+			marked[rest] = true
+			continue
+		}
 		if !ok || ValidJobID(j) != nil {
 			loose = append(loose, ns+fi.Name)
 			continue
@@ -134,9 +148,21 @@ func listNamespace(ctx context.Context, sub fsbackend.FS, ns, job string) ([]str
 		}
 		byJob[j] = append(byJob[j], fi)
 	}
+	var markOnly []string // jobs of which only the deletion mark is left
+	for j := range marked {
+		if _, seen := byJob[j]; !seen {
+			markOnly = append(markOnly, j)
+		}
+	}
+	slices.Sort(markOnly)
+	jobs = append(jobs, markOnly...)
 	out := make(map[string]jobListing, len(jobs))
 	for _, j := range jobs {
-		out[j] = classify(j, byJob[j])
+		l := classify(j, byJob[j])
+		if marked[j] {
+			l.marked, l.latest.deleting = true, true
+		}
+		out[j] = l
 	}
 	return jobs, out, loose, nil
 }

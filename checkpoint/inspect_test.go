@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -202,5 +203,33 @@ func TestInspectJobBeingDeleted(t *testing.T) {
 	}
 	if info, _, err := checkpoint.Show(ctx, mem, checkpointtest.Namespace, "b", 1, checkpoint.Latest); err != nil || info.CheckpointID != 1 {
 		t.Fatalf("Show latest of b: %+v, %v", info, err)
+	}
+}
+
+// TestInspectDeletionMarks: a job whose mark is in the namespace's
+// deletion directory is summarised as being deleted, one of which only
+// the mark is left is listed too, and the marks are neither jobs nor
+// loose files.
+func TestInspectDeletionMarks(t *testing.T) {
+	mem := inspectFixture(t)
+	for _, job := range []string{"b", "gone"} {
+		if err := fsbackend.WriteFile(ctx, mem, "checkpointtest/..deleting/"+job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err := checkpoint.Inspect(ctx, mem, checkpointtest.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range jobs {
+		got = append(got, fmt.Sprintf("%s:%v:%d", j.Job, j.Deleting, j.Files))
+	}
+	if want := "[a:false:4 b:true:1 gone:true:0]"; fmt.Sprint(got) != want {
+		t.Fatalf("jobs = %v, want %s", got, want)
+	}
+	s := checkpointtest.Open(t, mem, checkpoint.Options{})
+	if sum, err := s.Jobs(ctx); err != nil || len(sum) != 3 || !sum[1].Deleting {
+		t.Fatalf("Jobs = %+v, %v", sum, err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 var countedOps = []errorfs.Op{
 	errorfs.OpCreate, errorfs.OpWrite, errorfs.OpSync, errorfs.OpClose, errorfs.OpOpen,
-	errorfs.OpReadAt, errorfs.OpList, errorfs.OpStat, errorfs.OpRemove, errorfs.OpRename,
+	errorfs.OpReadAt, errorfs.OpList, errorfs.OpStat, errorfs.OpRemove, errorfs.OpRename, errorfs.OpRemoveAll,
 }
 
 // calls runs fn and returns the calls of each operation it made on efs.

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ type jobListing struct {
 	stray  []entry // anything else
 	latest latestListing
 	all    []entry // every file, the latest directory's included
+	// marked: the job's file in the namespace's deletion directory
+	// exists (latest.deleting is then set too).
+	marked bool
 }
 
 // ids returns the checkpoint ids of one pipeline, highest first.
@@ -61,15 +65,37 @@ func (l jobListing) newest(pipeline int) int64 {
 	return newest
 }
 
+// The deletion directory of a namespace, <namespace>..deleting/, holds an
+// empty file named after each job whose deletion has begun and not
+// finished. Its name holds "..", which no job id may, so it is never
+// taken for a job's directory.
+const deletionDir = "..deleting"
+
+// deletionMark returns the name of the job's file in the deletion
+// directory.
+func deletionMark(job string) string { return deletionDir + "/" + job }
+
 // listJob lists every file of a job: a cost that grows with the number of
 // checkpoints, paid by the calls that need them all and by lookups that
-// fall back from a pointer.
-func listJob(ctx context.Context, fsys fsbackend.FS, ns, job string) (jobListing, error) {
+// fall back from a pointer. With marks it also looks for the job's
+// deletion mark (one Stat), which a listing of a job whose latest
+// directory is complete and not marked deleting can do without: such a
+// job's deletion has not begun.
+func listJob(ctx context.Context, fsys fsbackend.FS, ns, job string, marks bool) (jobListing, error) {
 	fis, err := fsys.List(ctx, job)
 	if err != nil {
 		return jobListing{}, fmt.Errorf("stowage/checkpoint: list %s%s: %w", ns, job, err)
 	}
-	return classify(job, fis), nil
+	l := classify(job, fis)
+	if marks {
+		switch _, err := fsys.Stat(ctx, deletionMark(job)); {
+		case err == nil:
+			l.marked, l.latest.deleting = true, true
+		case !errors.Is(err, fsbackend.ErrNotExist):
+			return jobListing{}, fmt.Errorf("stowage/checkpoint: stat %s%s: %w", ns, deletionMark(job), err)
+		}
+	}
+	return l, nil
 }
 
 // classify sorts the files of one job directory into checkpoint files,

@@ -27,7 +27,7 @@ type jobView struct {
 
 func (v *jobView) list(ctx context.Context, f finder) (*jobListing, error) {
 	if v.listing == nil {
-		l, err := listJob(ctx, f.fs, f.ns, v.job)
+		l, err := listJob(ctx, f.fs, f.ns, v.job, !v.latest.complete || v.latest.deleting)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func (s *FileStorage) GetAllCheckpoints(ctx context.Context, jobID string) ([]Pi
 	if err := s.check(jobID); err != nil {
 		return nil, err
 	}
-	l, err := listJob(ctx, s.fs, s.ns, jobID)
+	l, err := listJob(ctx, s.fs, s.ns, jobID, true)
 	if err != nil || l.latest.deleting {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (s *FileStorage) GetCheckpointsByJobAndPipeline(ctx context.Context, jobID 
 	if err := s.check(jobID); err != nil {
 		return nil, err
 	}
-	l, err := listJob(ctx, s.fs, s.ns, jobID)
+	l, err := listJob(ctx, s.fs, s.ns, jobID, true)
 	if err != nil || l.latest.deleting {
 		return nil, err
 	}
@@ -284,12 +284,13 @@ func (s *FileStorage) GetCheckpoint(ctx context.Context, jobID string, pipelineI
 	if err != nil {
 		return PipelineState{}, err
 	}
-	tomb := latestPath(jobID, deletingName)
-	switch _, err := s.fs.Stat(ctx, tomb); {
-	case err == nil:
-		return PipelineState{}, fmt.Errorf("%w: job %q is being deleted", ErrNotFound, jobID)
-	case !errors.Is(err, fsbackend.ErrNotExist):
-		return PipelineState{}, s.wrap("stat", tomb, err)
+	for _, tomb := range []string{deletionMark(jobID), latestPath(jobID, deletingName)} {
+		switch _, err := s.fs.Stat(ctx, tomb); {
+		case err == nil:
+			return PipelineState{}, fmt.Errorf("%w: job %q is being deleted", ErrNotFound, jobID)
+		case !errors.Is(err, fsbackend.ErrNotExist):
+			return PipelineState{}, s.wrap("stat", tomb, err)
+		}
 	}
 	return st, nil
 }

@@ -84,6 +84,27 @@ func (l *latestListing) of(pipeline int) *pipelineLatest {
 	return &l.pipelines[i]
 }
 
+// names returns every file of the latest directory but the deletion
+// marker, relative to the namespace.
+func (l *latestListing) names(job string) []string {
+	var out []string
+	if l.complete {
+		out = append(out, latestPath(job, completeName))
+	}
+	for _, p := range l.pipelines {
+		if p.marker {
+			out = append(out, latestPath(job, markerName(p.pipeline)))
+		}
+		for _, q := range p.pointers {
+			out = append(out, q.name)
+		}
+	}
+	for _, e := range l.other {
+		out = append(out, e.name)
+	}
+	return out
+}
+
 // latestPath returns the name of a file in the job's latest directory.
 func latestPath(job, base string) string { return job + "/" + latestDir + "/" + base }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/stowage/stowage/fsbackend"
 )
@@ -54,6 +55,7 @@ type storeState struct {
 func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, error) {
 	job, pipeline, id := st.JobID, st.PipelineID, st.CheckpointID
 	name := s.path(job, pipeline, id)
+	s.resume(ctx)
 	// The exists check and the rename of write are two steps, and the
 	// latest directory is read, then changed: without the lock two stores
 	// of one job could interleave.
@@ -66,6 +68,16 @@ func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, erro
 	v, err := f.view(ctx, job)
 	if err != nil {
 		return "", err
+	}
+	if !v.latest.deleting && !v.latest.complete {
+		// A job whose latest directory is not complete may be one whose
+		// deletion stopped after that directory was emptied: its listing
+		// (which prepare needs anyway) looks for the deletion mark.
+		l, err := v.list(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		v.latest.deleting = l.latest.deleting
 	}
 	if v.latest.deleting {
 		// A deletion of the job was interrupted. Finish it first: the
@@ -255,8 +267,9 @@ func (s *FileStorage) retain(ctx context.Context, st PipelineState, ss *storeSta
 	for _, old := range ids[s.keep:] {
 		doomed = append(doomed, s.path(job, pipeline, old))
 	}
+	spare := s.peekSpare(job)
 	for _, t := range l.temps {
-		if t.pipeline == pipeline && t.id < cut {
+		if t.pipeline == pipeline && t.id < cut && t.name != spare {
 			temps = append(temps, t.name)
 		}
 	}
@@ -289,7 +302,49 @@ func (s *FileStorage) retire(ctx context.Context, names []string) {
 			s.log.Warn("stowage/checkpoint: retiring checkpoint failed", "file", s.ns+n, "error", err)
 		}
 	}
+	if len(gone) > 0 && s.keepSpare(gone[0]) {
+		gone = gone[1:]
+	}
 	s.reapLater(gone)
+}
+
+// keepSpare keeps a retired file (name relative to the namespace) as its
+// job's spare, for the job's next store to write over, unless the job
+// has one. It reports whether it kept it.
+func (s *FileStorage) keepSpare(name string) bool {
+	if s.recycler == nil {
+		return false
+	}
+	job, _, _ := strings.Cut(name, "/")
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if _, has := s.spare[job]; has || s.reapClosedLocked() {
+		return false
+	}
+	s.spare[job] = name
+	return true
+}
+
+// takeSpare returns the job's spare and forgets it, or "".
+func (s *FileStorage) takeSpare(job string) string {
+	if s.recycler == nil {
+		return ""
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	n := s.spare[job]
+	delete(s.spare, job)
+	return n
+}
+
+// peekSpare returns the job's spare, or "".
+func (s *FileStorage) peekSpare(job string) string {
+	if s.recycler == nil {
+		return ""
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	return s.spare[job]
 }
 
 // write writes the checkpoint file, or finds it already stored. absent
@@ -342,7 +397,7 @@ func (s *FileStorage) writeFile(ctx context.Context, name string, fr frames) err
 	if s.rename {
 		target = name + tmpMarker + randomSuffix()
 	}
-	w, err := s.dfs.Create(ctx, target)
+	w, err := s.createOrRecycle(ctx, name, target)
 	if err != nil {
 		return err
 	}
@@ -368,6 +423,26 @@ func (s *FileStorage) writeFile(ctx context.Context, name string, fr frames) err
 		return err
 	}
 	return nil
+}
+
+// createOrRecycle creates target, or, where the job has a spare retired
+// file (local disk, retention on), renames that to target and writes it
+// over: its blocks are reused instead of freed while as many are
+// allocated for the new file. target is a temporary name, read by nothing
+// until the finished file is renamed to name.
+func (s *FileStorage) createOrRecycle(ctx context.Context, name, target string) (fsbackend.Writer, error) {
+	job, _, _ := strings.Cut(name, "/")
+	if spare := s.takeSpare(job); spare != "" && target != name {
+		w, err := s.recycler.Recycle(ctx, spare, target)
+		if err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, fsbackend.ErrNotExist) {
+			s.log.Warn("stowage/checkpoint: writing over a retired checkpoint failed; creating a new file", "file", s.ns+spare, "error", err)
+			s.reapLater([]string{spare})
+		}
+	}
+	return s.dfs.Create(ctx, target)
 }
 
 // touch creates an empty file (a marker or pointer, whose name is all it

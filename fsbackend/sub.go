@@ -97,3 +97,29 @@ func (s *subFS) Rename(ctx context.Context, oldName, newName string) error {
 func (s *subFS) Capabilities() Capabilities { return s.fs.Capabilities() }
 
 func (s *subFS) Close() error { return nil }
+
+// RemoveAll implements DirRemover through f's, or one Remove a file.
+func (s *subFS) RemoveAll(ctx context.Context, dir string) error {
+	n, err := s.full(dir)
+	if err != nil {
+		return err
+	}
+	return RemoveAll(ctx, s.fs, n)
+}
+
+// Recycle implements Recycler through f's, or fails with ErrUnsupported.
+func (s *subFS) Recycle(ctx context.Context, oldName, newName string) (Writer, error) {
+	r, ok := s.fs.(Recycler)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	o, err := s.full(oldName)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.full(newName)
+	if err != nil {
+		return nil, err
+	}
+	return r.Recycle(ctx, o, n)
+}

@@ -285,6 +285,7 @@ func testInterruptedJobDelete(t *testing.T, fsys fsbackend.FS) {
 				if err := s.DeleteCheckpoint(ctx, job); err != nil {
 					t.Fatal(err)
 				}
+				WaitBackground(t, s)
 				if fis, err := fsys.List(ctx, fsbackend.Join(strings.Trim(Namespace, "/"), job)); err != nil || len(fis) != 0 {
 					t.Fatalf("after the delete finished: %v (err %v)", fis, err)
 				}

@@ -64,6 +64,17 @@ func Open(t testing.TB, fsys fsbackend.FS, opts checkpoint.Options) *checkpoint.
 }
 
 // State returns a recognisable state for a checkpoint.
+// WaitBackground waits for the work s left to the background (on the
+// local disk, the unlinking of deleted jobs' files), where s has any.
+func WaitBackground(t testing.TB, s checkpoint.Storage) {
+	t.Helper()
+	if w, ok := s.(interface{ WaitBackground(context.Context) error }); ok {
+		if err := w.WaitBackground(context.Background()); err != nil {
+			t.Fatalf("WaitBackground: %v", err)
+		}
+	}
+}
+
 func State(job string, pipeline int, id int64) checkpoint.PipelineState {
 	return checkpoint.PipelineState{
 		JobID: job, PipelineID: pipeline, CheckpointID: id,
@@ -182,6 +193,7 @@ func testSeaTunnelScenario(t *testing.T, fsys fsbackend.FS) {
 	if _, err := s.GetLatestCheckpointByJobAndPipeline(ctx, job, 1); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("latest after delete: err %v, want ErrNotFound", err)
 	}
+	WaitBackground(t, s)
 	if files, err := fsys.List(ctx, fsbackend.Join(strings.Trim(Namespace, "/"), job)); err != nil || len(files) != 0 {
 		t.Fatalf("after DeleteCheckpoint files remain: %v (err %v)", files, err)
 	}

@@ -136,8 +136,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "  store with every checkpoint kept: median %v, ratio %.2f to write+fdatasync+rename+directory fsync\n", us(cp.StoreAll), float64(cp.RawFloor)/float64(cp.StoreAll))
 		fmt.Fprintf(stdout, "  latest of one pipeline among %d checkpoints: median %v, %.0f file(s) opened per lookup (and %.0f List, %.0f Stat); listing the job's directory alone: %v\n",
 			cp.Checkpoints, us(cp.Latest), cp.FilesOpened, cp.Lists, cp.Stats, us(cp.List))
-		fmt.Fprintf(stdout, "  delete a job of %d checkpoints: median %v of %d; removing the same files and fsyncing their directories once: %v, ratio %.2f\n\n",
-			del.Checkpoints, us(del.Delete), del.Rounds, us(del.Raw), float64(del.Raw)/float64(del.Delete))
+		fmt.Fprintf(stdout, "  delete a job of %d checkpoints: median %v of %d (files gone after %v); removing the same files and fsyncing their directories once: %v, ratio %.2f (%.2f until the files are gone)\n\n",
+			del.Checkpoints, us(del.Delete), del.Rounds, us(del.Gone), us(del.Raw), float64(del.Raw)/float64(del.Delete), float64(del.Raw)/float64(del.Gone))
 		return nil
 	}
 	if *checkpointOnly {

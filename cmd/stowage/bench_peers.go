@@ -310,6 +310,19 @@ func printPeerRatios(w io.Writer, all []bench.PeerWorkload) {
 				peer, sea = sys, med(xs)
 			}
 		}
+		if k.workload == "delete-files" {
+			// Stowage's delete until its background removal is done,
+			// against SeaTunnel's delete, whose call does it all.
+			for sys, xs := range vals[key{"delete", 0}] {
+				if sys != "stowage" {
+					peer, sea = sys, med(xs)
+				}
+			}
+			if st != 0 && sea != 0 {
+				fmt.Fprintf(w, "  delete until the job's files are gone: stowage %.2f ms, %s's delete %.2f ms (median of rounds): speed ratio stowage/SeaTunnel %.2f\n", st, peer, sea, sea/st)
+			}
+			continue
+		}
 		if st == 0 || sea == 0 {
 			continue
 		}

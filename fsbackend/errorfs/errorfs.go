@@ -129,6 +129,20 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	return f.fs.Remove(ctx, name)
 }
 
+// RemoveAll implements fsbackend.DirRemover: one call of the wrapped
+// FS's RemoveAll where it has one, else a List and a Remove a file
+// through this wrapper (each counted and subject to faults).
+func (f *FS) RemoveAll(ctx context.Context, dir string) error {
+	d, ok := f.fs.(fsbackend.DirRemover)
+	if !ok {
+		return fsbackend.RemoveEach(ctx, f, dir)
+	}
+	if err := f.check(ctx, Call{Op: OpRemoveAll, Name: dir}); err != nil {
+		return err
+	}
+	return d.RemoveAll(ctx, dir)
+}
+
 // Rename implements fsbackend.FS.
 func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	if err := f.check(ctx, Call{Op: OpRename, Name: oldName, NewName: newName}); err != nil {
@@ -136,6 +150,8 @@ func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	}
 	return f.fs.Rename(ctx, oldName, newName)
 }
+
+var _ fsbackend.DirRemover = (*FS)(nil)
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities { return f.fs.Capabilities() }

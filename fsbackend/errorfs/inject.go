@@ -27,13 +27,17 @@ const (
 	OpStat     Op = "stat"
 	OpRemove   Op = "remove"
 	OpRename   Op = "rename"
+	// OpRemoveAll is one RemoveAll of a directory on a wrapped FS that
+	// has a fsbackend.DirRemover; on one without, RemoveAll is one OpList
+	// and an OpRemove a file.
+	OpRemoveAll Op = "removeall"
 )
 
 // Call describes one operation about to run.
 type Call struct {
 	Op Op
-	// Name is the file's name; the directory for List; the old name for
-	// Rename.
+	// Name is the file's name; the directory for List and RemoveAll; the
+	// old name for Rename.
 	Name string
 	// NewName is the new name of a Rename.
 	NewName string

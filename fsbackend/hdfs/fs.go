@@ -443,6 +443,32 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	})
 }
 
+// RemoveAll implements fsbackend.DirRemover: one recursive delete of the
+// directory at the NameNode (after a stat of it), a single transaction
+// however many files lie below. A missing dir, or a file named dir, is
+// left as it is.
+func (f *FS) RemoveAll(ctx context.Context, dir string) error {
+	if err := fsbackend.ValidName(dir); err != nil {
+		return err
+	}
+	p := hpath(dir)
+	return f.do(ctx, "removeall", p, func(c *client) error {
+		st, err := c.c.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return nil
+		}
+		return c.c.RemoveAll(p)
+	})
+}
+
+var _ fsbackend.DirRemover = (*FS)(nil)
+
 // Rename implements fsbackend.FS: HDFS rename2 with overwrite, atomic at
 // the NameNode. Missing parents of newName are made first.
 func (f *FS) Rename(ctx context.Context, oldName, newName string) error {

@@ -52,3 +52,11 @@ var (
 	_ fsbackend.DirSyncer = (*FS)(nil)
 	_ fsbackend.DirSyncer = deferredFS{}
 )
+
+// RemoveAll implements fsbackend.DirRemover on the view: the tree is
+// unlinked and its parent is not synced.
+func (d deferredFS) RemoveAll(ctx context.Context, dir string) error {
+	return d.removeAll(ctx, dir, true)
+}
+
+var _ fsbackend.DirRemover = deferredFS{}

@@ -260,18 +260,39 @@ type writer struct {
 	dirSynced bool // the file's entry in dir is durable
 	closed    bool
 	done      bool // Close returned nil: the file is finished and Abort keeps it
+	// stale is, for a recycled file, the length of the old bytes that
+	// writing has not yet covered or cut: Sync and Close cut them.
+	stale   int64
+	written int64
+}
+
+// cutStale cuts the old bytes of a recycled file past those written.
+func (w *writer) cutStale() error {
+	if w.stale <= w.written {
+		return nil
+	}
+	if err := w.f.Truncate(w.written); err != nil {
+		return err
+	}
+	w.stale = w.written
+	return nil
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, fsbackend.ErrClosed
 	}
-	return w.f.Write(p)
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	return n, err
 }
 
 func (w *writer) Sync() error {
 	if w.closed {
 		return fsbackend.ErrClosed
+	}
+	if err := w.cutStale(); err != nil {
+		return err
 	}
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
 		return &fs.PathError{Op: "fdatasync", Path: w.f.Name(), Err: err}
@@ -303,6 +324,7 @@ func (w *writer) Truncate(size int64) error {
 	if err := w.f.Truncate(size); err != nil {
 		return err
 	}
+	w.written, w.stale = size, min(w.stale, size)
 	_, err := w.f.Seek(size, 0)
 	return err
 }
@@ -312,6 +334,10 @@ func (w *writer) Close() error {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
+	if err := w.cutStale(); err != nil {
+		w.f.Close()
+		return err
+	}
 	if w.deferred {
 		if err := w.f.Close(); err != nil {
 			return err

@@ -374,3 +374,20 @@ func (f *FS) Close() error {
 }
 
 var _ fsbackend.FS = (*FS)(nil)
+
+// RemoveAll implements fsbackend.DirRemover: every file below dir goes
+// at once, durably.
+func (f *FS) RemoveAll(ctx context.Context, dir string) error {
+	if err := f.lock(dir); err != nil {
+		return err
+	}
+	defer f.mu.Unlock()
+	for name := range f.files {
+		if strings.HasPrefix(name, dir+"/") {
+			delete(f.files, name)
+		}
+	}
+	return nil
+}
+
+var _ fsbackend.DirRemover = (*FS)(nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -118,6 +119,32 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 	_, err := d.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &d.bucket, Key: &key})
 	return err
 }
+
+// DeleteBatch implements objstore.BatchDeleter: one DeleteObjects request
+// in quiet mode (only failures are answered). A key the answer reports
+// failed fails the batch, naming the first.
+func (d *driver) DeleteBatch(ctx context.Context, keys []string) error {
+	ids := make([]types.ObjectIdentifier, len(keys))
+	for i := range keys {
+		ids[i] = types.ObjectIdentifier{Key: &keys[i]}
+	}
+	out, err := d.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &d.bucket,
+		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if len(out.Errors) > 0 {
+		e := out.Errors[0]
+		return fmt.Errorf("delete %s: %s: %s (and %d more keys failed)", aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message), len(out.Errors)-1)
+	}
+	return nil
+}
+
+// MaxBatch implements objstore.BatchDeleter: S3's limit of keys per
+// DeleteObjects.
+func (d *driver) MaxBatch() int { return 1000 }
 
 func (d *driver) Copy(ctx context.Context, src, dst string) error {
 	parts := strings.Split(src, "/")

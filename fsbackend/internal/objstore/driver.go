@@ -57,6 +57,15 @@ type Mover interface {
 	Move(ctx context.Context, src, dst string) error
 }
 
+// BatchDeleter is an optional Driver interface: one request that deletes
+// up to MaxBatch keys (S3's DeleteObjects, OSS's DeleteMultipleObjects),
+// which RemoveAll uses instead of a Delete a key. Keys already missing
+// count as deleted.
+type BatchDeleter interface {
+	DeleteBatch(ctx context.Context, keys []string) error
+	MaxBatch() int
+}
+
 // Explainer is an optional Driver interface: Explain returns a hint for
 // an operator that FS puts in front of the error ("request signature
 // rejected: the access key secret is wrong (check ...)"), or "".
