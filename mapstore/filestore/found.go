@@ -29,7 +29,8 @@ import (
 
 // segment is what one log file holds of one partition.
 type segment struct {
-	buf []byte // the file's bytes
+	part int    // the partition
+	buf  []byte // the file's bytes
 	// recs holds the partition's puts and deletes, in file order, each
 	// as: the type byte, then record fields: epoch, seq (uvarints), key
 	// (bytes), then for a put the value's offset in buf after the
@@ -269,11 +270,74 @@ func cut(starts []epochStart, v mapstore.Version) bool {
 
 // logRead is what reading one log file gave.
 type logRead struct {
-	size   int64     // -1: the file is gone
-	parts  []segment // by partition; only the partitions wanted
+	size int64 // -1: the file is gone
+	// segs holds a segment per partition with records in the file (only
+	// the partitions wanted), in the order of their first records; a
+	// small file of a map of many partitions costs what it holds.
+	segs   []segment
 	maxVer map[int]mapstore.Version
 	// outside lists the partitions out of range that records named.
 	outside []int
+}
+
+// Files are read this many at once from back ends where a read is a
+// round trip to a server (HDFS, object stores), so that the waits
+// overlap; on local disk, where a read of the page cache is work for the
+// processor, as many as there are processors (at least 2).
+const sharedReadParallel = 16
+
+func (s *Store) readParallel() int {
+	if s.fs.Capabilities().DurableAppend {
+		return max(2, runtime.GOMAXPROCS(0))
+	}
+	return sharedReadParallel
+}
+
+// readJob is one file a parallel read reads.
+type readJob struct {
+	size int64
+	read func() error
+}
+
+// readAll runs jobs, the largest files first, at most readParallel at a
+// time, and returns the first error.
+func (s *Store) readAll(ctx context.Context, jobs []readJob) error {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(jobs[b].size, jobs[a].size) })
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.readParallel())
+	prog := progressOf(ctx)
+	prog.expect(len(jobs))
+	for _, i := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = jobs[i].read()
+			prog.tick()
+		}(i)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// logJobs returns the jobs that read logs into results (see readLog).
+func (s *Store) logJobs(ctx context.Context, logs []fsbackend.FileInfo, results []logRead, want func(int) bool, upto []mapstore.Version) []readJob {
+	jobs := make([]readJob, len(logs))
+	for i, fi := range logs {
+		jobs[i] = readJob{size: fi.Size, read: func() error {
+			var err error
+			if results[i], err = s.readLog(ctx, fi.Name, want, upto); err != nil {
+				return fmt.Errorf("stowage/mapstore/filestore: read %s: %w", fi.Name, err)
+			}
+			return nil
+		}}
+	}
+	return jobs
 }
 
 // readLogs reads log files in parallel, the largest first, keeping only
@@ -282,30 +346,8 @@ type logRead struct {
 // version of partition p's newest snapshot).
 func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want func(int) bool, upto []mapstore.Version) ([]logRead, error) {
 	results := make([]logRead, len(logs))
-	errs := make([]error, len(logs))
-	order := make([]int, len(logs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(logs[b].Size, logs[a].Size) })
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-	prog := progressOf(ctx)
-	prog.expect(len(logs))
-	for _, i := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = s.readLog(ctx, logs[i].Name, want, upto)
-			prog.tick()
-		}(i)
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("stowage/mapstore/filestore: read %s: %w", logs[i].Name, err)
-		}
+	if err := s.readAll(ctx, s.logJobs(ctx, logs, results, want, upto)); err != nil {
+		return nil, err
 	}
 	return results, nil
 }
@@ -314,6 +356,8 @@ func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want fu
 // readLogs).
 func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, upto []mapstore.Version) (logRead, error) {
 	res := logRead{maxVer: map[int]mapstore.Version{}}
+	var at []int32 // by partition: its index in res.segs + 1 (0: none yet)
+	rejected := false
 	first := true
 	n, est := 0, 0
 	var arena int
@@ -327,7 +371,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 				h := decodeHeader(&r)
 				if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
 					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
-					res.parts = nil
+					rejected = true
 					return false
 				}
 				return true
@@ -344,7 +388,11 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		if want != nil && !want(e.part) {
 			return true
 		}
-		g := &res.parts[e.part]
+		if at[e.part] == 0 {
+			res.segs = append(res.segs, segment{part: e.part})
+			at[e.part] = int32(len(res.segs))
+		}
+		g := &res.segs[at[e.part]-1]
 		if n++; n == 64 && want == nil {
 			// Size each partition's records once from those seen so
 			// far; those started before grow as they need.
@@ -363,7 +411,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		return true
 	}, func(n int64) {
 		size = n
-		res.parts = make([]segment, s.parts)
+		at = make([]int32, s.parts)
 	})
 	if err != nil {
 		if errors.Is(err, fsbackend.ErrNotExist) {
@@ -373,16 +421,16 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		return res, err
 	}
 	res.size = int64(len(buf))
-	for p := range res.parts {
-		g := &res.parts[p]
-		if g.empty() {
-			continue
-		}
+	if rejected {
+		res.segs = nil
+	}
+	for i := range res.segs {
+		g := &res.segs[i]
 		g.buf = buf
 		if upto != nil {
-			g.aboveOf, g.aboveSet = upto[p], true
+			g.aboveOf, g.aboveSet = upto[g.part], true
 		}
-		res.maxVer[p] = g.max
+		res.maxVer[g.part] = g.max
 	}
 	s.mu.Lock()
 	lf := s.files[name]
@@ -477,24 +525,25 @@ func (s *Store) readFrames(ctx context.Context, name string, fn func(f record.Fr
 	return buf, nil, nil
 }
 
-// gather returns, for every partition, its segments of the reads, in the
-// order of the reads.
-func gather(reads []logRead, parts int) []found {
+// gather returns, for every partition for which want returns true (all
+// if want is nil), its segments of the reads, in the order of the reads.
+func gather(reads []logRead, parts int, want func(int) bool) []found {
+	counts := make([]int, parts)
+	for i := range reads {
+		for j := range reads[i].segs {
+			counts[reads[i].segs[j].part]++
+		}
+	}
 	out := make([]found, parts)
-	for p := range out {
-		n := 0
-		for i := range reads {
-			if reads[i].parts != nil && !reads[i].parts[p].empty() {
-				n++
-			}
+	for p, n := range counts {
+		if n > 0 && (want == nil || want(p)) {
+			out[p] = make(found, 0, n)
 		}
-		if n == 0 {
-			continue
-		}
-		out[p] = make(found, 0, n)
-		for i := range reads {
-			if reads[i].parts != nil && !reads[i].parts[p].empty() {
-				out[p] = append(out[p], reads[i].parts[p])
+	}
+	for i := range reads {
+		for j := range reads[i].segs {
+			if g := &reads[i].segs[j]; out[g.part] != nil {
+				out[g.part] = append(out[g.part], *g)
 			}
 		}
 	}

@@ -231,15 +231,16 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 		}
 		lf.size, lf.maxVer, lf.final, lf.counted = r.size, r.maxVer, true, true
 		s.logTotal += lf.size
-		for p := range r.parts {
-			if !s.owned[p] || r.parts[p].empty() {
+		for _, g := range r.segs {
+			p := g.part
+			if !s.owned[p] || g.empty() {
 				continue
 			}
 			var upto mapstore.Version
 			if n := len(s.snaps[p]); n > 0 {
 				upto = s.snaps[p][n-1].upto
 			}
-			s.since[p] += found{r.parts[p]}.bytesAbove(upto)
+			s.since[p] += found{g}.bytesAbove(upto)
 		}
 	}
 	for name, lf := range s.files {

@@ -115,6 +115,7 @@ type Store struct {
 	mu        sync.Mutex
 	closed    bool
 	pending   []found             // per partition: log records found at Open, until loaded
+	pre       []*snapRead         // per partition: its newest snapshot read at Open, until loaded
 	stale     []bool              // pending is incomplete: written since Open, or released
 	owned     []bool              // this store snapshots the partition (loaded or acquired)
 	acquired  []bool              // acquired and not snapshotted since
@@ -134,6 +135,7 @@ type Store struct {
 	compactMu sync.Mutex // one compaction at a time
 	refreshMu sync.Mutex // one refresh at a time
 	refreshed refreshState
+	rr        rereads
 
 	w        *writer
 	compactC chan struct{}
@@ -398,6 +400,7 @@ func (s *Store) Close() error {
 	s.stop()
 	err := s.w.close()
 	s.done.Wait()
+	s.rr.close()
 	if s.opts.Backend != nil {
 		err = errors.Join(err, s.opts.Backend.Close())
 	}
