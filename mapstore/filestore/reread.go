@@ -179,7 +179,7 @@ func (s *Store) reread(ctx context.Context, want func(int) bool, prefetch bool) 
 	known := s.rr.lookup(logs, want)
 	for i, fi := range logs {
 		if known[i] != nil {
-			reads[i] = *known[i]
+			reads[i] = *known[i].read
 			continue
 		}
 		toRead = append(toRead, fi)
@@ -200,7 +200,7 @@ func (s *Store) reread(ctx context.Context, want func(int) bool, prefetch bool) 
 	for j, i := range at {
 		reads[i] = fresh[j]
 	}
-	s.rr.keep(logs, reads, want)
+	s.rr.keep(logs, reads, known, want)
 	for p, f := range gather(reads, s.parts, want) {
 		if f != nil {
 			res.byPart[p] = f
@@ -237,8 +237,8 @@ func (s *Store) snapJobs(ctx context.Context, snaps map[int]snapFile, pre []*sna
 // lookup returns, for each log file, what a recent read of it found if
 // its size is unchanged since and none of the wanted partitions' records
 // in it were handed out yet (they are taken from now on), or nil.
-func (r *rereads) lookup(logs []fsbackend.FileInfo, want func(int) bool) []*logRead {
-	out := make([]*logRead, len(logs))
+func (r *rereads) lookup(logs []fsbackend.FileInfo, want func(int) bool) []*keptLog {
+	out := make([]*keptLog, len(logs))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, fi := range logs {
@@ -261,15 +261,16 @@ func (r *rereads) lookup(logs []fsbackend.FileInfo, want func(int) bool) []*logR
 				k.taken[p] = true
 			}
 		}
-		out[i] = k.read
+		out[i] = k
 	}
 	return out
 }
 
-// keep remembers the reads of the log files listed (forgetting those not
-// listed any more) for rereadKeep after the last use; the wanted
-// partitions' records are handed out.
-func (r *rereads) keep(logs []fsbackend.FileInfo, reads []logRead, want func(int) bool) {
+// keep remembers the log files listed (forgetting those not listed any
+// more) for rereadKeep after the last use: those lookup found (known)
+// with what was taken of them, the others as read now, with the wanted
+// partitions' records taken.
+func (r *rereads) keep(logs []fsbackend.FileInfo, reads []logRead, known []*keptLog, want func(int) bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -277,12 +278,12 @@ func (r *rereads) keep(logs []fsbackend.FileInfo, reads []logRead, want func(int
 	}
 	files := make(map[string]*keptLog, len(logs))
 	for i := range logs {
-		lr := &reads[i]
-		if lr.size < 0 {
+		if known != nil && known[i] != nil {
+			files[logs[i].Name] = known[i]
 			continue
 		}
-		if k := r.files[logs[i].Name]; k != nil && k.read.size == lr.size && k.read.segs != nil && len(lr.segs) > 0 && &k.read.segs[0] == &lr.segs[0] {
-			files[logs[i].Name] = k // used from the cache: taken already
+		lr := &reads[i]
+		if lr.size < 0 {
 			continue
 		}
 		k := &keptLog{read: lr, taken: map[int]bool{}}
