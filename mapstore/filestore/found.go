@@ -331,6 +331,14 @@ func (s *Store) logJobs(ctx context.Context, logs []fsbackend.FileInfo, results 
 	for i, fi := range logs {
 		jobs[i] = readJob{size: fi.Size, read: func() error {
 			var err error
+			if s.fs.Capabilities().DurableAppend && fi.Size >= 2*rangeBytes {
+				if results[i], err = s.readLogRanged(ctx, fi.Name, want, upto); !errors.Is(err, errRanged) {
+					if err != nil {
+						return fmt.Errorf("stowage/mapstore/filestore: read %s: %w", fi.Name, err)
+					}
+					return nil
+				}
+			}
 			if results[i], err = s.readLog(ctx, fi.Name, want, upto); err != nil {
 				return fmt.Errorf("stowage/mapstore/filestore: read %s: %w", fi.Name, err)
 			}
@@ -352,86 +360,129 @@ func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want fu
 	return results, nil
 }
 
+// sorter sorts the records of one log file, or of a range of it, by
+// partition as they are read (see readLogs).
+type sorter struct {
+	s    *Store
+	want func(int) bool
+	upto []mapstore.Version
+	res  logRead
+	at   []int32 // by partition: its index in res.segs + 1 (0: none yet)
+	// base and span are where the bytes sorted start and how many there
+	// are, for the estimate of each partition's records.
+	base, span   int64
+	n, est, used int
+	e            logEntry
+}
+
+func (s *Store) newSorter(want func(int) bool, upto []mapstore.Version, base, span int64) *sorter {
+	return &sorter{s: s, want: want, upto: upto, res: logRead{maxVer: map[int]mapstore.Version{}}, at: make([]int32, s.parts), base: base, span: span}
+}
+
+// frame sorts the record frame f, at offset off of the file, into its
+// partition's segment. It returns the error of a frame that is not a
+// record.
+func (st *sorter) frame(f record.Frame, off int64) error {
+	e := &st.e
+	if err := e.decode(f); err != nil {
+		return err
+	}
+	if e.part < 0 || e.part >= st.s.parts {
+		st.res.outside = append(st.res.outside, e.part)
+		return nil
+	}
+	if st.want != nil && !st.want(e.part) {
+		return nil
+	}
+	if st.at[e.part] == 0 {
+		st.res.segs = append(st.res.segs, segment{part: e.part})
+		st.at[e.part] = int32(len(st.res.segs))
+	}
+	g := &st.res.segs[st.at[e.part]-1]
+	if st.n++; st.n == 64 && st.want == nil {
+		// Size each partition's records once from those seen so far;
+		// those started before grow as they need.
+		recs := int(st.span * int64(st.n) / max(1, off-st.base))
+		perPart := recs/st.s.parts + recs/st.s.parts/8 + 4
+		st.est = perPart * (st.used/st.n + 1)
+	}
+	voff := off + record.HeaderSize + int64(len(f.Payload)-len(e.value))
+	before := len(g.recs)
+	if st.upto != nil {
+		g.add(e, voff, st.est, st.upto[e.part], true)
+	} else {
+		g.add(e, voff, st.est, mapstore.Version{}, false)
+	}
+	st.used += len(g.recs) - before
+	return nil
+}
+
+// checkHeader reports whether f, a file's first frame, is a log header
+// of this store's partition count and generation (ok), and the damage to
+// report if it is a header that is not (nil if it is none).
+func (s *Store) checkHeader(name string, f record.Frame) (ok bool, bad *Damage) {
+	if f.Type != typeLogHeader {
+		return false, nil
+	}
+	r := record.NewReader(f.Payload)
+	h := decodeHeader(&r)
+	if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
+		return false, &Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)}
+	}
+	return r.Err() == nil, nil
+}
+
+// finish points the segments sorted at the file's bytes.
+func (st *sorter) finish(buf []byte) {
+	for i := range st.res.segs {
+		g := &st.res.segs[i]
+		g.buf = buf
+		if st.upto != nil {
+			g.aboveOf, g.aboveSet = st.upto[g.part], true
+		}
+		if v, ok := st.res.maxVer[g.part]; !ok || v.Less(g.max) {
+			st.res.maxVer[g.part] = g.max
+		}
+	}
+}
+
 // readLog reads one log file and sorts its records by partition (see
 // readLogs).
 func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, upto []mapstore.Version) (logRead, error) {
-	res := logRead{maxVer: map[int]mapstore.Version{}}
-	var at []int32 // by partition: its index in res.segs + 1 (0: none yet)
+	var st *sorter
 	rejected := false
 	first := true
-	n, est := 0, 0
-	var arena int
-	var e logEntry
-	var size int64
 	buf, damages, err := s.readFrames(ctx, name, func(f record.Frame, off int64) bool {
 		if first {
 			first = false
 			if f.Type == typeLogHeader {
-				r := record.NewReader(f.Payload)
-				h := decodeHeader(&r)
-				if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
-					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
+				if _, bad := s.checkHeader(name, f); bad != nil {
+					s.damage(*bad)
 					rejected = true
 					return false
 				}
 				return true
 			}
 		}
-		if err := e.decode(f); err != nil {
+		if err := st.frame(f, off); err != nil {
 			s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
-			return true
 		}
-		if e.part < 0 || e.part >= s.parts {
-			res.outside = append(res.outside, e.part)
-			return true
-		}
-		if want != nil && !want(e.part) {
-			return true
-		}
-		if at[e.part] == 0 {
-			res.segs = append(res.segs, segment{part: e.part})
-			at[e.part] = int32(len(res.segs))
-		}
-		g := &res.segs[at[e.part]-1]
-		if n++; n == 64 && want == nil {
-			// Size each partition's records once from those seen so
-			// far; those started before grow as they need.
-			recs := int(size * int64(n) / max(1, off))
-			perPart := recs/s.parts + recs/s.parts/8 + 4
-			est = perPart * (arena/n + 1)
-		}
-		voff := off + record.HeaderSize + int64(len(f.Payload)-len(e.value))
-		before := len(g.recs)
-		if upto != nil {
-			g.add(&e, voff, est, upto[e.part], true)
-		} else {
-			g.add(&e, voff, est, mapstore.Version{}, false)
-		}
-		arena += len(g.recs) - before
 		return true
 	}, func(n int64) {
-		size = n
-		at = make([]int32, s.parts)
+		st = s.newSorter(want, upto, 0, n)
 	})
 	if err != nil {
 		if errors.Is(err, fsbackend.ErrNotExist) {
-			res.size = -1 // removed by compaction meanwhile
-			return res, nil
+			return logRead{size: -1, maxVer: map[int]mapstore.Version{}}, nil // removed by compaction meanwhile
 		}
-		return res, err
+		return logRead{}, err
 	}
+	res := &st.res
 	res.size = int64(len(buf))
 	if rejected {
 		res.segs = nil
 	}
-	for i := range res.segs {
-		g := &res.segs[i]
-		g.buf = buf
-		if upto != nil {
-			g.aboveOf, g.aboveSet = upto[g.part], true
-		}
-		res.maxVer[g.part] = g.max
-	}
+	st.finish(buf)
 	s.mu.Lock()
 	lf := s.files[name]
 	active := lf != nil && lf.active
@@ -442,7 +493,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		}
 		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
 	}
-	return res, nil
+	return *res, nil
 }
 
 // readChunk is how much of a file readFrames reads at a time on back
