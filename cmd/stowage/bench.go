@@ -315,6 +315,6 @@ func remoteLoad(ctx context.Context, stdout io.Writer, say func(string, ...any),
 func printRemoteLoad(stdout io.Writer, rl bench.LoadResult, lat time.Duration) {
 	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
 	if lat > 0 {
-		fmt.Fprintf(stdout, "    with %v added to every request: the load listed %d times, read %d times, at most %d reads in flight at once\n", lat, rl.Lists, rl.Reads, rl.MaxReads)
+		fmt.Fprintf(stdout, "    with %v added to every request; requests of the load (the node's namespace lease included): %d listings, %d reads, at most %d reads in flight at once\n", lat, rl.Lists, rl.Reads, rl.MaxReads)
 	}
 }
