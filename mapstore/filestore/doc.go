@@ -20,10 +20,11 @@
 // twice its live bytes plus 8 MiB while it is written, and within
 // max(1.5x live, live + 2 MiB) a few seconds after writes stop.
 //
-// Loading: Open lists the map once and reads every log file and each
-// partition's newest snapshot, many at once on HDFS and object stores
-// (where each read is a round trip) and, on local disk, with large
-// segments checked in ranges on every processor beside the reads. It
+// Loading: Open lists the map once and reads every log file, many at once
+// on HDFS and object stores (where each read is a round trip) and, on
+// local disk, with large segments checked in ranges on every processor
+// beside the reads; on HDFS and object stores it then reads each
+// partition's newest snapshot ahead, in the background. It
 // keeps per partition only the versions and keys of its records (values
 // stay in the bytes read, which loaded values share). A partition loaded
 // again later (released, then loaded; or written since Open) reads

@@ -11,10 +11,9 @@ import (
 	"github.com/stowage/stowage/serde/keyhash"
 )
 
-// scan lists the current generation, reads every log file once and each
-// partition's newest snapshot (in parallel) and keeps each partition's
-// records and snapshot until its load takes them. It also learns which log
-// files each partition's records are in.
+// scan lists the current generation, reads every log file once (in
+// parallel) and keeps each partition's records until its load takes them.
+// It also learns which log files each partition's records are in.
 func (s *Store) scan(ctx context.Context) error {
 	list, err := s.fs.List(ctx, genDir(s.gen))
 	if err != nil {
@@ -53,16 +52,13 @@ func (s *Store) scan(ctx context.Context) error {
 		}
 	}
 	upto := make([]mapstore.Version, s.parts)
-	newest := map[int]snapFile{}
 	for p, sn := range s.snaps {
 		if n := len(sn); n > 0 {
-			upto[p], newest[p] = sn[n-1].upto, sn[n-1]
+			upto[p] = sn[n-1].upto
 		}
 	}
 	reads := make([]logRead, len(logs))
-	s.pre = make([]*snapRead, s.parts)
-	jobs := append(s.logJobs(ctx, logs, reads, nil, upto), s.snapJobs(ctx, newest, s.pre)...)
-	if err := s.readAll(ctx, jobs); err != nil {
+	if err := s.readAll(ctx, s.logJobs(ctx, logs, reads, nil, upto)); err != nil {
 		return err
 	}
 	s.pending = gather(reads, s.parts, nil)
@@ -186,12 +182,21 @@ func (s *Store) partitionInput(ctx context.Context, p int) (in input, err error)
 	// What Open scanned is complete only if nothing was written since
 	// and the partition was not released.
 	in.reread = !in.fresh || s.stale[p]
+	var wait *preSnap
 	if !in.reread {
-		in.recs, in.pre = s.pending[p], s.pre[p]
-		s.pre[p] = nil
+		in.recs = s.pending[p]
+		in.pre, wait = s.takePre(p)
 	}
 	in.snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait.done:
+			in.pre = wait.read
+		case <-ctx.Done():
+			return in, ctx.Err()
+		}
+	}
 	if in.reread {
 		in.recs, in.snaps, in.pre, err = s.rereadPart(ctx, p)
 	}

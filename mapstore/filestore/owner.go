@@ -36,7 +36,8 @@ func (s *Store) Release(p int) {
 	}
 	s.owned[p], s.acquired[p] = false, false
 	s.ownGen[p]++
-	s.pending[p], s.pre[p], s.stale[p] = nil, nil, true
+	s.pending[p], s.stale[p] = nil, true
+	s.dropPre(p)
 }
 
 // Acquire tells the store that this member now owns partition p and that
@@ -59,7 +60,8 @@ func (s *Store) Acquire(p int) {
 	}
 	s.owned[p], s.acquired[p] = true, true
 	s.ownGen[p]++
-	s.pending[p], s.pre[p], s.stale[p] = nil, nil, true
+	s.pending[p], s.stale[p] = nil, true
+	s.dropPre(p)
 	s.mu.Unlock()
 	select {
 	case s.compactC <- struct{}{}:

@@ -142,8 +142,8 @@ func countFiles(t *testing.T, f fsbackend.FS, suffix string) int {
 // every partition one after another: the server sees several reads in
 // flight at once (Open reads the files in parallel), and the store lists
 // the map once. Then the same with snapshots, which compaction writes on
-// the object store as on local disk: Open reads them ahead, beside the
-// log, in parallel too.
+// the object store as on local disk: they are read ahead in the
+// background, in parallel too.
 func TestLoadReadsInParallelWithOneListing(t *testing.T) {
 	const partitions = 16
 	srv, f := objectStore(t)

@@ -477,7 +477,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 		if old.last[p].Epoch > maxEpoch {
 			maxEpoch = old.last[p].Epoch
 		}
-		live, err := old.build(ctx, p, old.pending[p], old.snaps[p], old.pre[p])
+		live, err := old.build(ctx, p, old.pending[p], old.snaps[p], nil)
 		if err != nil {
 			return err
 		}
