@@ -260,9 +260,16 @@ func TestRereadsShareListingAndReads(t *testing.T) {
 
 // BenchmarkLoadObjectStore times Open and the load of every partition
 // (by 4 workers, as a 2-processor member loads) of a map of 250 small log
-// files of 32 records of 256 B, on an object store that answers every
-// request after 20 ms, as a real one does. It reports entries/s.
+// files of 32 records of 256 B (files=log), or of the same compacted
+// into a snapshot per partition (files=snapshots), on an object store that
+// answers every request after 20 ms, as a real one does. It reports
+// entries/s.
 func BenchmarkLoadObjectStore(b *testing.B) {
+	b.Run("files=log", func(b *testing.B) { benchmarkLoadObjectStore(b, false) })
+	b.Run("files=snapshots", func(b *testing.B) { benchmarkLoadObjectStore(b, true) })
+}
+
+func benchmarkLoadObjectStore(b *testing.B, compacted bool) {
 	const partitions = 271
 	srv, f := objectStore(b)
 	ctx := context.Background()
@@ -280,6 +287,13 @@ func BenchmarkLoadObjectStore(b *testing.B) {
 			want++
 		}
 		if err := s.StoreAll(ctx, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if compacted {
+		loadKeys(b, s, allParts(partitions), 4, map[string]string{})
+		s.SetSnapshotSource(m.source)
+		if err := s.ForceCompact(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
