@@ -13,6 +13,7 @@ import (
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	_ "github.com/stowage/stowage/fsbackend/local" // LocalTarget
+	"github.com/stowage/stowage/internal/latency"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/partition"
@@ -25,6 +26,9 @@ import (
 type Target struct {
 	Props     fsbackend.Properties
 	Namespace string
+	// Latency, if set, is the latency model the target's requests pass
+	// through; Load reports what it counted during the EAGER load.
+	Latency *latency.Model
 }
 
 // LocalTarget is a namespace on the local disk.
@@ -150,14 +154,22 @@ type LoadResult struct {
 	EntriesPerSec  float64
 	BytesPerSec    float64
 	RawBytesPerSec float64
+	// With Target.Latency: the listings and reads the EAGER load sent,
+	// and the most reads in flight at once.
+	Lists, Reads, MaxReads int64
 }
 
 // Load writes entries entries of valueSize bytes into a map's files (with
 // large StoreAll batches, through the file map store), then times a raw
 // sequential read + CRC of the files and a node's EAGER load of them.
 // Both read from the page cache, so the ratio is about CPU work per byte.
-func Load(ctx context.Context, t Target, entries, valueSize int) (LoadResult, error) {
-	if err := WriteLoadFiles(ctx, t, entries, valueSize); err != nil {
+//
+// batch is the records per StoreAll call the files are written with
+// (DefaultLoadBatch if 0): on HDFS and object stores each is one file, so
+// a small batch makes many small files, as write-through with few writers
+// does.
+func Load(ctx context.Context, t Target, entries, valueSize, batch int) (LoadResult, error) {
+	if err := writeLoadFiles(ctx, t, entries, valueSize, batch); err != nil {
 		return LoadResult{}, err
 	}
 	root, f, err := t.mapFS(ctx, loadMap)
@@ -170,9 +182,16 @@ func Load(ctx context.Context, t Target, entries, valueSize int) (LoadResult, er
 	if err != nil {
 		return res, err
 	}
+	if t.Latency != nil {
+		t.Latency.Reset()
+	}
 	res.Load, err = EagerLoad(ctx, t, entries)
 	if err != nil {
 		return res, err
+	}
+	if t.Latency != nil {
+		l, r := t.Latency.KindStats(latency.List), t.Latency.KindStats(latency.Get)
+		res.Lists, res.Reads, res.MaxReads = l.Served, r.Served, r.MaxInFlight
 	}
 	res.EntriesPerSec = float64(entries) / res.Load.Seconds()
 	res.BytesPerSec = float64(res.Bytes) / res.Load.Seconds()
@@ -187,6 +206,16 @@ const loadMap = "bench_load"
 // of the map Load measures, through the file map store in large StoreAll
 // batches.
 func WriteLoadFiles(ctx context.Context, t Target, entries, valueSize int) error {
+	return writeLoadFiles(ctx, t, entries, valueSize, DefaultLoadBatch)
+}
+
+// DefaultLoadBatch is the records per StoreAll call of WriteLoadFiles.
+const DefaultLoadBatch = 4096
+
+func writeLoadFiles(ctx context.Context, t Target, entries, valueSize, batch int) error {
+	if batch <= 0 {
+		batch = DefaultLoadBatch
+	}
 	root, f, err := t.mapFS(ctx, loadMap)
 	if err != nil {
 		return err
@@ -198,7 +227,6 @@ func WriteLoadFiles(ctx context.Context, t Target, entries, valueSize int) error
 	}
 	value := make([]byte, valueSize)
 	seqs := make([]uint64, partition.DefaultCount)
-	const batch = 4096
 	recs := make([]mapstore.Record, 0, batch)
 	for i := 0; i < entries; i++ {
 		k := appendKey(nil, i%64, i)

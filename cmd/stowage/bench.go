@@ -33,6 +33,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fsURI := fl.String("fs", "", "also run write-through and EAGER load on this storage (e.g. hdfs://127.0.0.1:9000), beside local disk; on an object store (s3a, oss, cosn, gs) also bytes uploaded per byte of new data")
 	var props propFlags
 	fl.Var(&props, "property", "extra storage property KEY=VALUE for --fs (repeatable)")
+	fsLatency := fl.Duration("fs-latency", 0, "with --fs on an object store (endpoint given by --property): put a proxy on 127.0.0.1 in front of it that delays every request by this much (e.g. 20ms, as a real object store answers), and report the listings and reads in flight at once of the EAGER load")
+	loadBatch := fl.Int("load-batch", bench.DefaultLoadBatch, "records per batch the EAGER load's map is written with; on HDFS and object stores each batch is one file, so a small batch makes many small files, as write-through with few writers does")
+	loadOnly := fl.Bool("load-only", false, "run only the EAGER load measurements (local disk, and --fs if given)")
 	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
 	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
 	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
@@ -143,6 +146,31 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *checkpointOnly {
 		return runCheckpoint()
 	}
+	runLoad := func() error {
+		say("EAGER load of %d entries ...", *entries)
+		ld, err := bench.Load(ctx, bench.LocalTarget(sub("load")), *entries, *valueSize, *loadBatch)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "EAGER load, %d entries of %d B (%d MiB of files, page cache warm)\n", ld.Entries, *valueSize, ld.Bytes>>20)
+		fmt.Fprintf(stdout, "  raw sequential read + CRC-32C   %8v  %8.0f MiB/s\n", ld.Raw.Round(time.Millisecond), ld.RawBytesPerSec/(1<<20))
+		fmt.Fprintf(stdout, "  stowage EAGER load              %8v  %8.0f MiB/s  %10.0f entries/s   ratio %.2f\n\n", ld.Load.Round(time.Millisecond), ld.BytesPerSec/(1<<20), ld.EntriesPerSec, ld.BytesPerSec/ld.RawBytesPerSec)
+		return nil
+	}
+	if *loadOnly {
+		if err := runLoad(); err != nil {
+			return err
+		}
+		if *fsURI == "" {
+			return nil
+		}
+		target, stop, err := benchTarget(*fsURI, props, *fsLatency)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return remoteLoad(ctx, stdout, say, *fsURI, target, max(1000, *entries/10), *valueSize, *loadBatch)
+	}
 
 	say("write-through: raw group commit ...")
 	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
@@ -181,14 +209,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "  one PutAll %v, %d Puts one after the other %v, ratio %.1f\n\n",
 		bk.PutAll.Round(100*time.Microsecond), bk.Entries, bk.Puts.Round(100*time.Microsecond), float64(bk.Puts)/float64(bk.PutAll))
 
-	say("EAGER load of %d entries ...", *entries)
-	ld, err := bench.Load(ctx, bench.LocalTarget(sub("load")), *entries, *valueSize)
-	if err != nil {
+	if err := runLoad(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "EAGER load, %d entries of %d B (%d MiB of files, page cache warm)\n", ld.Entries, *valueSize, ld.Bytes>>20)
-	fmt.Fprintf(stdout, "  raw sequential read + CRC-32C   %8v  %8.0f MiB/s\n", ld.Raw.Round(time.Millisecond), ld.RawBytesPerSec/(1<<20))
-	fmt.Fprintf(stdout, "  stowage EAGER load              %8v  %8.0f MiB/s  %10.0f entries/s   ratio %.2f\n\n", ld.Load.Round(time.Millisecond), ld.BytesPerSec/(1<<20), ld.EntriesPerSec, ld.BytesPerSec/ld.RawBytesPerSec)
 
 	say("overwrite run ...")
 	dr, err := bench.Overwrite(ctx, sub("overwrite"), keys, 10, *writers, *valueSize)
@@ -215,31 +238,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *fsURI == "" {
 		return nil
 	}
-	p, err := propsFromURI(*fsURI)
+	target, stop, err := benchTarget(*fsURI, props, *fsLatency)
 	if err != nil {
 		return err
 	}
-	for _, kv := range props {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("--property %q: want KEY=VALUE", kv)
-		}
-		p[k] = v
-	}
-	target := bench.Target{Props: p, Namespace: fmt.Sprintf("/stowage-bench/%d", time.Now().UnixNano())}
+	defer stop()
+	p := target.Props
 	say("write-through on %s ...", *fsURI)
 	remote, err := bench.WriteThrough(ctx, target, *writers, max(1, perWriter/4), *valueSize)
 	if err != nil {
 		return err
 	}
 	say("EAGER load on %s ...", *fsURI)
-	rl, err := bench.Load(ctx, target, max(1000, *entries/10), *valueSize)
+	rl, err := bench.Load(ctx, target, max(1000, *entries/10), *valueSize, *loadBatch)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "on %s (namespace %s), beside local disk from this run\n", *fsURI, target.Namespace)
 	fmt.Fprintf(stdout, "  write-through: %.0f puts/s (%.1f records per batch file); local %.0f puts/s (%.1f per fdatasync)\n", remote.PutsPerSec, remote.RecordsPerSync, st.PutsPerSec, st.RecordsPerSync)
-	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
+	printRemoteLoad(stdout, rl, *fsLatency)
 	if kind, _ := fsbackend.BackendName(p); kind == "s3" || kind == "cos" || kind == "oss" || kind == "gcs" {
 		o := writeamp.Options{}
 		if *quick {
@@ -273,4 +290,53 @@ func printDisk(stdout io.Writer, dr bench.DiskResult) {
 	fmt.Fprintf(stdout, "  live %d B, on disk %d B after %v idle, disk/live %.2f; at most %d B while writing (%.2f, live + %.1f MiB)\n",
 		dr.LiveBytes, dr.DiskBytes, dr.Idle, dr.Ratio, dr.PeakBytes, float64(dr.PeakBytes)/float64(max(1, dr.LiveBytes)), float64(dr.PeakBytes-dr.LiveBytes)/(1<<20))
 	fmt.Fprintf(stdout, "  after the last write: within max(2x live, live + 4 MiB) %s, within 2x live %s\n\n", within(dr.InBound), within(dr.InTwice))
+}
+
+// benchTarget is the --fs storage with its --property settings, behind a
+// latency proxy if latency is set; stop stops the proxy.
+func benchTarget(fsURI string, props propFlags, lat time.Duration) (bench.Target, func(), error) {
+	p, err := propsFromURI(fsURI)
+	if err != nil {
+		return bench.Target{}, nil, err
+	}
+	for _, kv := range props {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return bench.Target{}, nil, fmt.Errorf("--property %q: want KEY=VALUE", kv)
+		}
+		p[k] = v
+	}
+	target := bench.Target{Props: p, Namespace: fmt.Sprintf("/stowage-bench/%d", time.Now().UnixNano())}
+	if lat <= 0 {
+		return target, func() {}, nil
+	}
+	m, stop, err := latencyProxy(p, lat)
+	if err != nil {
+		return bench.Target{}, nil, err
+	}
+	target.Latency = m
+	return target, stop, nil
+}
+
+// remoteLoad measures the EAGER load alone on the --fs storage.
+func remoteLoad(ctx context.Context, stdout io.Writer, say func(string, ...any), fsURI string, target bench.Target, entries, valueSize, batch int) error {
+	say("EAGER load on %s ...", fsURI)
+	rl, err := bench.Load(ctx, target, entries, valueSize, batch)
+	if err != nil {
+		return err
+	}
+	var lat time.Duration
+	if target.Latency != nil {
+		lat = target.Latency.Delay()
+	}
+	fmt.Fprintf(stdout, "on %s (namespace %s)\n", fsURI, target.Namespace)
+	printRemoteLoad(stdout, rl, lat)
+	return nil
+}
+
+func printRemoteLoad(stdout io.Writer, rl bench.LoadResult, lat time.Duration) {
+	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
+	if lat > 0 {
+		fmt.Fprintf(stdout, "    with %v added to every request; requests of the load (the node's namespace lease included): %d listings, %d reads, at most %d reads in flight at once\n", lat, rl.Lists, rl.Reads, rl.MaxReads)
+	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/gcs"
+	"github.com/stowage/stowage/internal/latency"
 )
 
 // TestMain checks for leaked goroutines. opencensus (pulled in by the
@@ -90,6 +91,9 @@ type fixture struct {
 	srv *fakestorage.Server
 	tr  *faultTransport
 	fs  *gcs.FS
+	// lat delays the client's requests (none until its SetDelay) and
+	// counts those in flight: the server has no listener to wrap.
+	lat *latency.Model
 }
 
 // newFixture serves fake-gcs-server in process (no listener) and builds
@@ -101,7 +105,8 @@ func newFixture(t *testing.T, rp gcs.RetryPolicy, prefix string) *fixture {
 		t.Fatal(err)
 	}
 	srv.CreateBucket(bucket)
-	tr := &faultTransport{base: srv.HTTPClient().Transport}
+	lat := latency.New(0)
+	tr := &faultTransport{base: lat.Transport(srv.HTTPClient().Transport)}
 	client, err := storage.NewClient(context.Background(), option.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +119,7 @@ func newFixture(t *testing.T, rp gcs.RetryPolicy, prefix string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close(); client.Close(); srv.Stop() })
-	return &fixture{srv: srv, tr: tr, fs: f}
+	return &fixture{srv: srv, tr: tr, fs: f, lat: lat}
 }
 
 func (fx *fixture) object(t *testing.T, key string) ([]byte, bool) {

@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"fsbackend":         80,
 	"serde":             80,
 	"internal/parallel": 90,
+	"internal/latency":  90,
 	"bench/sim":         10,
 	"internal/logscrub": 90,
 }

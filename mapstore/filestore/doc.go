@@ -21,9 +21,17 @@
 // twice its live bytes plus 8 MiB while it is written, and within
 // max(1.5x live, live + 64 KiB) a few seconds after writes stop.
 //
-// Loading: Open scans the log once, in parallel over files, and keeps per
-// partition only the versions and keys of its records (values stay in
-// the bytes read, which loaded values share). ReplayPartition (or
+// Loading: Open lists the map once and reads every log file, many at once
+// on HDFS and object stores (where each read is a round trip) and, on
+// local disk, with large segments checked in ranges on every processor
+// beside the reads; on HDFS and object stores it then reads each
+// partition's newest snapshot ahead, in the background. It
+// keeps per partition only the versions and keys of its records (values
+// stay in the bytes read, which loaded values share). A partition loaded
+// again later (released, then loaded; or written since Open) reads
+// storage afresh; the loads asked for at the same time share one listing
+// and one read of the files, and the files read stay in memory for a
+// couple of seconds so that a burst of such loads reads each file once. ReplayPartition (or
 // ReplayPartitionKeys, which also hands over each key as a string the
 // caller's map can keep, or LoadPartition, the MapStore form) merges a
 // partition's newest readable snapshot with its log by version. Torn

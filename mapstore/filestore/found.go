@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"runtime"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/mapstore"
@@ -29,7 +27,8 @@ import (
 
 // segment is what one log file holds of one partition.
 type segment struct {
-	buf []byte // the file's bytes
+	part int    // the partition
+	buf  []byte // the file's bytes
 	// recs holds the partition's puts and deletes, in file order, each
 	// as: the type byte, then record fields: epoch, seq (uvarints), key
 	// (bytes), then for a put the value's offset in buf after the
@@ -269,121 +268,139 @@ func cut(starts []epochStart, v mapstore.Version) bool {
 
 // logRead is what reading one log file gave.
 type logRead struct {
-	size   int64     // -1: the file is gone
-	parts  []segment // by partition; only the partitions wanted
+	size int64 // -1: the file is gone
+	// segs holds a segment per partition with records in the file (only
+	// the partitions wanted), in the order of their first records; a
+	// small file of a map of many partitions costs what it holds.
+	segs   []segment
 	maxVer map[int]mapstore.Version
 	// outside lists the partitions out of range that records named.
 	outside []int
 }
 
-// readLogs reads log files in parallel, the largest first, keeping only
-// partitions for which want returns true (all if want is nil). If upto is
-// not nil, each segment also counts its log bytes above upto[p] (the
-// version of partition p's newest snapshot).
-func (s *Store) readLogs(ctx context.Context, logs []fsbackend.FileInfo, want func(int) bool, upto []mapstore.Version) ([]logRead, error) {
-	results := make([]logRead, len(logs))
-	errs := make([]error, len(logs))
-	order := make([]int, len(logs))
-	for i := range order {
-		order[i] = i
+// sorter sorts the records of one log file, or of a range of it, by
+// partition as they are read (see readLogs).
+type sorter struct {
+	s    *Store
+	want func(int) bool
+	upto []mapstore.Version
+	res  logRead
+	at   []int32 // by partition: its index in res.segs + 1 (0: none yet)
+	// base and span are where the bytes sorted start and how many there
+	// are, for the estimate of each partition's records.
+	base, span   int64
+	n, est, used int
+	e            logEntry
+}
+
+func (s *Store) newSorter(want func(int) bool, upto []mapstore.Version, base, span int64) *sorter {
+	return &sorter{s: s, want: want, upto: upto, res: logRead{maxVer: map[int]mapstore.Version{}}, at: make([]int32, s.parts), base: base, span: span}
+}
+
+// frame sorts the record frame f, at offset off of the file, into its
+// partition's segment. It returns the error of a frame that is not a
+// record.
+func (st *sorter) frame(f record.Frame, off int64) error {
+	e := &st.e
+	if err := e.decode(f); err != nil {
+		return err
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(logs[b].Size, logs[a].Size) })
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-	prog := progressOf(ctx)
-	prog.expect(len(logs))
-	for _, i := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = s.readLog(ctx, logs[i].Name, want, upto)
-			prog.tick()
-		}(i)
+	if e.part < 0 || e.part >= st.s.parts {
+		st.res.outside = append(st.res.outside, e.part)
+		return nil
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("stowage/mapstore/filestore: read %s: %w", logs[i].Name, err)
+	if st.want != nil && !st.want(e.part) {
+		return nil
+	}
+	if st.at[e.part] == 0 {
+		st.res.segs = append(st.res.segs, segment{part: e.part})
+		st.at[e.part] = int32(len(st.res.segs))
+	}
+	g := &st.res.segs[st.at[e.part]-1]
+	if st.n++; st.n == 64 && st.want == nil {
+		// Size each partition's records once from those seen so far;
+		// those started before grow as they need.
+		recs := int(st.span * int64(st.n) / max(1, off-st.base))
+		perPart := recs/st.s.parts + recs/st.s.parts/8 + 4
+		st.est = perPart * (st.used/st.n + 1)
+	}
+	voff := off + record.HeaderSize + int64(len(f.Payload)-len(e.value))
+	before := len(g.recs)
+	if st.upto != nil {
+		g.add(e, voff, st.est, st.upto[e.part], true)
+	} else {
+		g.add(e, voff, st.est, mapstore.Version{}, false)
+	}
+	st.used += len(g.recs) - before
+	return nil
+}
+
+// checkHeader reports whether f, a file's first frame, is a log header
+// of this store's partition count and generation (ok), and the damage to
+// report if it is a header that is not (nil if it is none).
+func (s *Store) checkHeader(name string, f record.Frame) (ok bool, bad *Damage) {
+	if f.Type != typeLogHeader {
+		return false, nil
+	}
+	r := record.NewReader(f.Payload)
+	h := decodeHeader(&r)
+	if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
+		return false, &Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)}
+	}
+	return r.Err() == nil, nil
+}
+
+// finish points the segments sorted at the file's bytes.
+func (st *sorter) finish(buf []byte) {
+	for i := range st.res.segs {
+		g := &st.res.segs[i]
+		g.buf = buf
+		if st.upto != nil {
+			g.aboveOf, g.aboveSet = st.upto[g.part], true
+		}
+		if v, ok := st.res.maxVer[g.part]; !ok || v.Less(g.max) {
+			st.res.maxVer[g.part] = g.max
 		}
 	}
-	return results, nil
 }
 
 // readLog reads one log file and sorts its records by partition (see
 // readLogs).
 func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, upto []mapstore.Version) (logRead, error) {
-	res := logRead{maxVer: map[int]mapstore.Version{}}
+	var st *sorter
+	rejected := false
 	first := true
-	n, est := 0, 0
-	var arena int
-	var e logEntry
-	var size int64
 	buf, damages, err := s.readFrames(ctx, name, func(f record.Frame, off int64) bool {
 		if first {
 			first = false
 			if f.Type == typeLogHeader {
-				r := record.NewReader(f.Payload)
-				h := decodeHeader(&r)
-				if r.Err() == nil && (h.Partitions != uint64(s.parts) || h.Gen != s.gen) {
-					s.damage(Damage{File: name, Reason: fmt.Sprintf("header says %d partitions, generation %d; expected %d, %d", h.Partitions, h.Gen, s.parts, s.gen)})
-					res.parts = nil
+				if _, bad := s.checkHeader(name, f); bad != nil {
+					s.damage(*bad)
+					rejected = true
 					return false
 				}
 				return true
 			}
 		}
-		if err := e.decode(f); err != nil {
+		if err := st.frame(f, off); err != nil {
 			s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
-			return true
 		}
-		if e.part < 0 || e.part >= s.parts {
-			res.outside = append(res.outside, e.part)
-			return true
-		}
-		if want != nil && !want(e.part) {
-			return true
-		}
-		g := &res.parts[e.part]
-		if n++; n == 64 && want == nil {
-			// Size each partition's records once from those seen so
-			// far; those started before grow as they need.
-			recs := int(size * int64(n) / max(1, off))
-			perPart := recs/s.parts + recs/s.parts/8 + 4
-			est = perPart * (arena/n + 1)
-		}
-		voff := off + record.HeaderSize + int64(len(f.Payload)-len(e.value))
-		before := len(g.recs)
-		if upto != nil {
-			g.add(&e, voff, est, upto[e.part], true)
-		} else {
-			g.add(&e, voff, est, mapstore.Version{}, false)
-		}
-		arena += len(g.recs) - before
 		return true
 	}, func(n int64) {
-		size = n
-		res.parts = make([]segment, s.parts)
+		st = s.newSorter(want, upto, 0, n)
 	})
 	if err != nil {
 		if errors.Is(err, fsbackend.ErrNotExist) {
-			res.size = -1 // removed by compaction meanwhile
-			return res, nil
+			return logRead{size: -1, maxVer: map[int]mapstore.Version{}}, nil // removed by compaction meanwhile
 		}
-		return res, err
+		return logRead{}, err
 	}
+	res := &st.res
 	res.size = int64(len(buf))
-	for p := range res.parts {
-		g := &res.parts[p]
-		if g.empty() {
-			continue
-		}
-		g.buf = buf
-		if upto != nil {
-			g.aboveOf, g.aboveSet = upto[p], true
-		}
-		res.maxVer[p] = g.max
+	if rejected {
+		res.segs = nil
 	}
+	st.finish(buf)
 	s.mu.Lock()
 	lf := s.files[name]
 	active := lf != nil && lf.active
@@ -394,7 +411,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		}
 		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
 	}
-	return res, nil
+	return *res, nil
 }
 
 // readChunk is how much of a file readFrames reads at a time on back
@@ -477,24 +494,25 @@ func (s *Store) readFrames(ctx context.Context, name string, fn func(f record.Fr
 	return buf, nil, nil
 }
 
-// gather returns, for every partition, its segments of the reads, in the
-// order of the reads.
-func gather(reads []logRead, parts int) []found {
+// gather returns, for every partition for which want returns true (all
+// if want is nil), its segments of the reads, in the order of the reads.
+func gather(reads []logRead, parts int, want func(int) bool) []found {
+	counts := make([]int, parts)
+	for i := range reads {
+		for j := range reads[i].segs {
+			counts[reads[i].segs[j].part]++
+		}
+	}
 	out := make([]found, parts)
-	for p := range out {
-		n := 0
-		for i := range reads {
-			if reads[i].parts != nil && !reads[i].parts[p].empty() {
-				n++
-			}
+	for p, n := range counts {
+		if n > 0 && (want == nil || want(p)) {
+			out[p] = make(found, 0, n)
 		}
-		if n == 0 {
-			continue
-		}
-		out[p] = make(found, 0, n)
-		for i := range reads {
-			if reads[i].parts != nil && !reads[i].parts[p].empty() {
-				out[p] = append(out[p], reads[i].parts[p])
+	}
+	for i := range reads {
+		for j := range reads[i].segs {
+			if g := &reads[i].segs[j]; out[g.part] != nil {
+				out[g.part] = append(out[g.part], *g)
 			}
 		}
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // scan lists the current generation, reads every log file once (in
-// parallel) and keeps each partition's records until LoadPartition takes
-// them. It also learns which log files each partition's records are in.
+// parallel) and keeps each partition's records until its load takes them.
+// It also learns which log files each partition's records are in.
 func (s *Store) scan(ctx context.Context) error {
 	list, err := s.fs.List(ctx, genDir(s.gen))
 	if err != nil {
@@ -57,11 +57,11 @@ func (s *Store) scan(ctx context.Context) error {
 			upto[p] = sn[n-1].upto
 		}
 	}
-	reads, err := s.readLogs(ctx, logs, nil, upto)
-	if err != nil {
+	reads := make([]logRead, len(logs))
+	if err := s.readAll(ctx, s.logJobs(ctx, logs, reads, nil, upto)); err != nil {
 		return err
 	}
-	s.pending = gather(reads, s.parts)
+	s.pending = gather(reads, s.parts, nil)
 	for p, f := range s.pending {
 		v, ok := f.maxVer()
 		if ok && s.last[p].Less(v) {
@@ -109,10 +109,17 @@ type liveEntry struct {
 
 // newestSnapshot returns the bytes (for snapshotEntries), entry count and
 // version of a partition's newest snapshot that decodes completely,
-// falling back to older ones.
-func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]byte, int, mapstore.Version) {
+// falling back to older ones. pre, if not nil, is a snapshot read ahead.
+func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile, pre *snapRead) ([]byte, int, mapstore.Version) {
 	for i := len(snaps) - 1; i >= 0; i-- {
-		buf, n, err := s.readSnapshot(ctx, snaps[i].name, p)
+		var buf []byte
+		var n int
+		var err error
+		if pre != nil && pre.name == snaps[i].name {
+			buf, n, err = pre.buf, pre.n, pre.err
+		} else {
+			buf, n, err = s.readSnapshot(ctx, snaps[i].name, p)
+		}
 		if err != nil {
 			s.damage(Damage{File: snaps[i].name, Reason: "snapshot unusable, falling back: " + err.Error()})
 			continue
@@ -124,8 +131,8 @@ func (s *Store) newestSnapshot(ctx context.Context, p int, snaps []snapFile) ([]
 
 // build merges a partition's newest readable snapshot and its log records
 // into the live entries, ordering by version only.
-func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (map[string]*liveEntry, error) {
-	snap, entries, upto := s.newestSnapshot(ctx, p, snaps)
+func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile, pre *snapRead) (map[string]*liveEntry, error) {
+	snap, entries, upto := s.newestSnapshot(ctx, p, snaps, pre)
 	n := entries + f.count()
 	live := make(map[string]*liveEntry, n)
 	slab := make([]liveEntry, 0, n)
@@ -154,9 +161,10 @@ func (s *Store) build(ctx context.Context, p int, f found, snaps []snapFile) (ma
 type input struct {
 	recs   found
 	snaps  []snapFile
-	fresh  bool   // the partition is not owned yet: loading makes it owned
-	reread bool   // read from storage now, not what Open scanned
-	gen    uint64 // ownership generation when the read began
+	pre    *snapRead // the newest snapshot, read ahead (nil: not read)
+	fresh  bool      // the partition is not owned yet: loading makes it owned
+	reread bool      // read from storage now, not what Open scanned
+	gen    uint64    // ownership generation when the read began
 }
 
 // partitionInput returns what recovery of partition p reads: the records
@@ -174,16 +182,23 @@ func (s *Store) partitionInput(ctx context.Context, p int) (in input, err error)
 	// What Open scanned is complete only if nothing was written since
 	// and the partition was not released.
 	in.reread = !in.fresh || s.stale[p]
+	var wait *preSnap
 	if !in.reread {
 		in.recs = s.pending[p]
+		in.pre, wait = s.takePre(p)
 	}
 	in.snaps = append([]snapFile(nil), s.snaps[p]...)
 	s.mu.Unlock()
+	if wait != nil {
+		select {
+		case <-wait.done:
+			in.pre = wait.read
+		case <-ctx.Done():
+			return in, ctx.Err()
+		}
+	}
 	if in.reread {
-		var byPart map[int]found
-		var snaps []snapFile
-		byPart, snaps, err = s.reread(ctx, func(q int) bool { return q == p })
-		in.recs, in.snaps = byPart[p], s.snapsOf(snaps, p)
+		in.recs, in.snaps, in.pre, err = s.rereadPart(ctx, p)
 	}
 	return in, err
 }
@@ -244,7 +259,7 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 	if err != nil {
 		return err
 	}
-	snap, _, upto := s.newestSnapshot(ctx, p, in.snaps)
+	snap, _, upto := s.newestSnapshot(ctx, p, in.snaps, in.pre)
 	err = snapshotEntries(snap, func(key, value []byte, v mapstore.Version, exp int64) error {
 		return fn(mapstore.Record{Partition: p, Version: v, Key: key, Value: value, Expires: exp})
 	})
@@ -278,7 +293,7 @@ func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int)
 	if err != nil {
 		return err
 	}
-	snap, entries, upto := s.newestSnapshot(ctx, p, in.snaps)
+	snap, entries, upto := s.newestSnapshot(ctx, p, in.snaps, in.pre)
 	if size != nil {
 		size(entries + in.recs.count())
 	}
@@ -321,7 +336,7 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 	if err != nil {
 		return err
 	}
-	live, err := s.build(ctx, p, in.recs, in.snaps)
+	live, err := s.build(ctx, p, in.recs, in.snaps, in.pre)
 	if err != nil {
 		return err
 	}
@@ -337,46 +352,6 @@ func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Recor
 		}
 	}
 	return nil
-}
-
-// reread lists and reads the current files again for the wanted
-// partitions: what the log holds of each, and the snapshots.
-func (s *Store) reread(ctx context.Context, want func(int) bool) (map[int]found, []snapFile, error) {
-	list, err := s.fs.List(ctx, genDir(s.gen))
-	if err != nil {
-		return nil, nil, err
-	}
-	var logs []fsbackend.FileInfo
-	var snaps []snapFile
-	for _, fi := range list {
-		_, kind, ok := parseName(fi.Name)
-		if !ok {
-			continue
-		}
-		if kind == kindLog {
-			logs = append(logs, fi)
-		} else if p, v, ok := parseSnapName(fi.Name); ok && want(p) {
-			snaps = append(snaps, snapFile{name: fi.Name, upto: v, bytes: fi.Size})
-		}
-	}
-	sort.Slice(snaps, func(i, j int) bool { return snaps[i].upto.Less(snaps[j].upto) })
-	upto := make([]mapstore.Version, s.parts)
-	for _, sf := range snaps {
-		if p, _, _ := parseSnapName(sf.name); p >= 0 && p < s.parts {
-			upto[p] = sf.upto
-		}
-	}
-	reads, err := s.readLogs(ctx, logs, want, upto)
-	if err != nil {
-		return nil, nil, err
-	}
-	byPart := map[int]found{}
-	for p, f := range gather(reads, s.parts) {
-		if f != nil {
-			byPart[p] = f
-		}
-	}
-	return byPart, snaps, nil
 }
 
 func (s *Store) snapsOf(all []snapFile, p int) []snapFile {
@@ -444,14 +419,15 @@ func (s *Store) Entries(ctx context.Context, fn func(mapstore.Record) error) err
 	if s.isClosed() {
 		return mapstore.ErrClosed
 	}
-	byPart, snaps, err := s.reread(ctx, func(int) bool { return true })
+	rr, err := s.reread(ctx, func(int) bool { return true }, false)
 	if err != nil {
 		return err
 	}
+	byPart := rr.byPart
 	prog := progressOf(ctx)
 	prog.expect(s.parts)
 	for p := 0; p < s.parts; p++ {
-		live, err := s.build(ctx, p, byPart[p], s.snapsOf(snaps, p))
+		live, err := s.build(ctx, p, byPart[p], s.snapsOf(rr.snaps, p), nil)
 		if err != nil {
 			return err
 		}
@@ -473,7 +449,7 @@ func (s *Store) readParts(ctx context.Context, want func(int) bool) (map[int]map
 	if s.isClosed() {
 		return nil, mapstore.ErrClosed
 	}
-	byPart, snaps, err := s.reread(ctx, want)
+	rr, err := s.reread(ctx, want, false)
 	if err != nil {
 		return nil, err
 	}
@@ -482,7 +458,7 @@ func (s *Store) readParts(ctx context.Context, want func(int) bool) (map[int]map
 		if !want(p) {
 			continue
 		}
-		live, err := s.build(ctx, p, byPart[p], s.snapsOf(snaps, p))
+		live, err := s.build(ctx, p, rr.byPart[p], s.snapsOf(rr.snaps, p), nil)
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,7 @@ func (s *Store) Release(p int) {
 	s.owned[p], s.acquired[p] = false, false
 	s.ownGen[p]++
 	s.pending[p], s.stale[p] = nil, true
+	s.dropPre(p)
 }
 
 // Acquire tells the store that this member now owns partition p and that
@@ -60,6 +61,7 @@ func (s *Store) Acquire(p int) {
 	s.owned[p], s.acquired[p] = true, true
 	s.ownGen[p]++
 	s.pending[p], s.stale[p] = nil, true
+	s.dropPre(p)
 	s.mu.Unlock()
 	select {
 	case s.compactC <- struct{}{}:

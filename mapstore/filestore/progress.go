@@ -7,7 +7,7 @@ import (
 
 type progressKey struct{}
 
-// progress counts units of work (log files read, partitions built,
+// progress counts units of work (files read, partitions built,
 // snapshots written) done and known of, for WithProgress.
 type progress struct {
 	mu          sync.Mutex
@@ -18,7 +18,7 @@ type progress struct {
 // WithProgress returns a context under which the store's long scans
 // report their progress to fn: Open's read of the log, Entries, Stats,
 // Load, LoadAll and CompactOffline. fn is given the units of work done
-// and known of so far (log files read, partitions built, snapshots
+// and known of so far (files read, partitions built, snapshots
 // written), summed over every call made with the context; the total grows
 // as a scan learns how much there is. fn is called by one goroutine at a
 // time and must not call the Store.

@@ -175,7 +175,8 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 		name string
 		logRead
 	}
-	var reads []read
+	var toRead []read
+	var jobs []readJob
 	for name, size := range listedLogs {
 		if !live.dead(runOf(name)) {
 			continue
@@ -186,15 +187,27 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 			}
 			continue
 		}
-		lr, err := s.readLog(ctx, name, nil, nil)
-		if err != nil {
-			s.log.Warn("stowage/mapstore/filestore: reading a log file of an ended run", "file", name, "err", err)
-			continue
+		toRead = append(toRead, read{name: name})
+		jobs = append(jobs, readJob{size: size})
+	}
+	for i := range jobs {
+		r := &toRead[i]
+		jobs[i].read = func() error {
+			lr, err := s.readLog(ctx, r.name, nil, nil)
+			if err != nil {
+				s.log.Warn("stowage/mapstore/filestore: reading a log file of an ended run", "file", r.name, "err", err)
+				lr.size = -1
+			}
+			r.logRead = lr
+			return nil
 		}
-		if lr.size < 0 {
-			continue // removed meanwhile
+	}
+	_ = s.readAll(ctx, jobs) // each job reports its own failure
+	var reads []read
+	for _, r := range toRead {
+		if r.size >= 0 { // read, and not removed meanwhile
+			reads = append(reads, r)
 		}
-		reads = append(reads, read{name: name, logRead: lr})
 	}
 
 	s.mu.Lock()
@@ -231,15 +244,16 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 		}
 		lf.size, lf.maxVer, lf.final, lf.counted = r.size, r.maxVer, true, true
 		s.logTotal += lf.size
-		for p := range r.parts {
-			if !s.owned[p] || r.parts[p].empty() {
+		for _, g := range r.segs {
+			p := g.part
+			if !s.owned[p] || g.empty() {
 				continue
 			}
 			var upto mapstore.Version
 			if n := len(s.snaps[p]); n > 0 {
 				upto = s.snaps[p][n-1].upto
 			}
-			s.since[p] += found{r.parts[p]}.bytesAbove(upto)
+			s.since[p] += found{g}.bytesAbove(upto)
 		}
 	}
 	for name, lf := range s.files {

@@ -489,6 +489,7 @@ func decodeSnapshot(buf []byte, p, parts int) ([]mapstore.Record, error) {
 // generation, switches META to it, and removes the old generation.
 func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 	old := &Store{opts: s.opts, fs: s.fs, parts: int(m.Partitions), gen: m.Gen, run: s.run, log: s.log}
+	defer old.rr.close()
 	if err := old.scan(ctx); err != nil {
 		return err
 	}
@@ -498,7 +499,7 @@ func (s *Store) rehash(ctx context.Context, m metaInfo) error {
 		if old.last[p].Epoch > maxEpoch {
 			maxEpoch = old.last[p].Epoch
 		}
-		live, err := old.build(ctx, p, old.pending[p], old.snaps[p])
+		live, err := old.build(ctx, p, old.pending[p], old.snaps[p], nil)
 		if err != nil {
 			return err
 		}

@@ -115,6 +115,7 @@ type Store struct {
 	mu        sync.Mutex
 	closed    bool
 	pending   []found             // per partition: log records found at Open, until loaded
+	pre       []*preSnap          // per partition: its newest snapshot read ahead, until loaded
 	stale     []bool              // pending is incomplete: written since Open, or released
 	owned     []bool              // this store snapshots the partition (loaded or acquired)
 	acquired  []bool              // acquired and not snapshotted since
@@ -136,6 +137,7 @@ type Store struct {
 	compactMu sync.Mutex // one compaction at a time
 	refreshMu sync.Mutex // one refresh at a time
 	refreshed refreshState
+	rr        rereads
 
 	w        *writer
 	compactC chan struct{}
@@ -216,6 +218,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	s.compactC = make(chan struct{}, 1)
+	s.startPrefetch(cctx)
 	s.done.Add(2)
 	go func() { defer s.done.Done(); s.w.run() }()
 	go func() { defer s.done.Done(); s.compactLoop(cctx) }()
@@ -443,6 +446,7 @@ func (s *Store) Close() error {
 	s.stop()
 	err := s.w.close()
 	s.done.Wait()
+	s.rr.close()
 	if s.opts.Backend != nil {
 		err = errors.Join(err, s.opts.Backend.Close())
 	}

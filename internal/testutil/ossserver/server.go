@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stowage/stowage/internal/latency"
 )
 
 // Credential is one access key the server accepts.
@@ -31,6 +33,8 @@ type Options struct {
 	Credentials []Credential
 	// Buckets that exist from the start.
 	Buckets []string
+	// Latency, if set, delays every request (see Server.Latency).
+	Latency time.Duration
 }
 
 // Stats are counters of what the server received.
@@ -58,6 +62,7 @@ type object struct {
 type Server struct {
 	ts    *httptest.Server
 	creds map[string]Credential
+	lat   *latency.Model
 
 	mu      sync.Mutex
 	buckets map[string]map[string]*object
@@ -72,16 +77,21 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 
 // New starts a server. Close it when done.
 func New(opts Options) *Server {
-	s := &Server{creds: map[string]Credential{}, buckets: map[string]map[string]*object{}}
+	s := &Server{creds: map[string]Credential{}, buckets: map[string]map[string]*object{}, lat: latency.New(opts.Latency)}
 	for _, c := range opts.Credentials {
 		s.creds[c.AccessKeyID] = c
 	}
 	for _, b := range opts.Buckets {
 		s.buckets[b] = map[string]*object{}
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.ts = httptest.NewServer(s.lat.Handler(http.HandlerFunc(s.serve)))
 	return s
 }
+
+// Latency is the server's latency model: the delay of every request
+// (Options.Latency, changeable) and the requests in flight at once, by
+// kind.
+func (s *Server) Latency() *latency.Model { return s.lat }
 
 // Endpoint is the server's URL (http://127.0.0.1:port), for oss.New or
 // fs.oss.endpoint.

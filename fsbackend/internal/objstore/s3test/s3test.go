@@ -38,6 +38,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/stowage/stowage/internal/latency"
 )
 
 // EndpointVar names the variable holding an external S3 endpoint (moto).
@@ -56,6 +58,9 @@ type Server struct {
 	// LoseAnswers makes the next LoseAnswers PUTs take effect but answer
 	// 503, as when a response is lost on the way back.
 	LoseAnswers atomic.Int64
+	// Latency delays every request (none until its SetDelay) and counts
+	// the requests in flight at once, by kind (latency.Kind).
+	Latency *latency.Model
 
 	creds map[string]Credential // by access key id; nil: signatures not checked
 
@@ -84,7 +89,7 @@ var credRE = regexp.MustCompile(`Credential=([^/]+)/`)
 // documentation); without, signatures are not checked.
 func NewServer(t testing.TB, creds ...Credential) *Server {
 	t.Helper()
-	s := &Server{backend: s3mem.New(), keyIDs: map[string]int{}, methods: map[string]int{}, vendor: map[string]int{}}
+	s := &Server{backend: s3mem.New(), keyIDs: map[string]int{}, methods: map[string]int{}, vendor: map[string]int{}, Latency: latency.New(0)}
 	if len(creds) > 0 {
 		s.creds = map[string]Credential{}
 		for _, c := range creds {
@@ -93,7 +98,7 @@ func NewServer(t testing.TB, creds ...Credential) *Server {
 	}
 	fake := gofakes3.New(s.backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
 	inner := fake.Server()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(s.Latency.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		s.mu.Lock()
 		if m := credRE.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
@@ -143,7 +148,7 @@ func NewServer(t testing.TB, creds ...Credential) *Server {
 		if rec.status == http.StatusOK {
 			s.putBytes.Add(body.n)
 		}
-	}))
+	})))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s

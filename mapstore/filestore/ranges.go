@@ -1,0 +1,162 @@
+package filestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/mapstore"
+	"github.com/stowage/stowage/serde/record"
+)
+
+// A large log file on local disk (a segment holds up to SegmentSize) is
+// read a chunk at a time by one goroutine, which only walks the frame
+// headers to cut the file into ranges of whole frames; other goroutines
+// check and sort the ranges as they come, so that checking (CRC) and
+// decoding run beside the reads and on every processor, not one file per
+// processor. Each range sorts into segments of its own, which follow
+// each other in file order. Anything unexpected — a frame that does not
+// check, a header that does not match, a torn tail — and the file is read
+// again the ordinary way (readLog), whose rules for damage then apply:
+// ranged reading only ever gives what readLog would.
+
+// rangeBytes is the size of the ranges of a file checked in parallel;
+// files smaller than twice that are read by readLog.
+const rangeBytes = 4 << 20
+
+// errRanged says that a file must be read by readLog.
+var errRanged = errors.New("read the file in order")
+
+// readLogRanged reads a large local log file as described above. It
+// returns errRanged when the file must be read by readLog instead.
+func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) bool, upto []mapstore.Version) (logRead, error) {
+	r, err := s.fs.Open(ctx, name)
+	if err != nil {
+		if errors.Is(err, fsbackend.ErrNotExist) {
+			return logRead{size: -1, maxVer: map[int]mapstore.Version{}}, nil
+		}
+		return logRead{}, err
+	}
+	defer r.Close()
+	size := r.Size()
+	buf := make([]byte, size)
+	var filled int64
+	fill := func() error {
+		to := min(size, filled+readChunk)
+		n, err := r.ReadAt(buf[filled:to], filled)
+		if err != nil && !(errors.Is(err, io.EOF) && int64(n) == to-filled) {
+			return err
+		}
+		filled = to
+		return nil
+	}
+
+	type part struct {
+		start, end int64
+		st         *sorter
+		bad        bool
+	}
+	var parts []*part
+	work := make(chan *part)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pt := range work {
+				for off := pt.start; off < pt.end; {
+					f, n, err := record.Decode(buf[off:pt.end])
+					if err == nil {
+						err = pt.st.frame(f, off)
+					}
+					if err != nil {
+						pt.bad = true
+						break
+					}
+					off += int64(n)
+				}
+			}
+		}()
+	}
+	dispatch := func(start, end int64) {
+		pt := &part{start: start, end: end, st: s.newSorter(want, upto, start, end-start)}
+		parts = append(parts, pt)
+		work <- pt
+	}
+	// walk cuts the file into ranges; false: it must be read in order.
+	walk := func() (bool, error) {
+		var off, start int64 // the end of the frames walked; of those sent
+		for {
+			if filled < size {
+				if err := fill(); err != nil {
+					return false, err
+				}
+			}
+			if off == 0 {
+				// The header comes first, and must be this store's.
+				f, n, err := record.Decode(buf[:filled])
+				if err != nil {
+					return false, nil
+				}
+				if ok, _ := s.checkHeader(name, f); !ok {
+					return false, nil
+				}
+				off, start = int64(n), int64(n)
+			}
+			for off+record.HeaderSize <= filled {
+				if buf[off] != record.Magic0 || buf[off+1] != record.Magic1 {
+					return false, nil
+				}
+				l := int64(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
+				if l > record.MaxPayload || off+record.HeaderSize+l > size {
+					return false, nil
+				}
+				if off+record.HeaderSize+l > filled {
+					break
+				}
+				off += record.HeaderSize + l
+				if off-start >= rangeBytes {
+					dispatch(start, off)
+					start = off
+				}
+			}
+			if filled == size {
+				if off < size {
+					return false, nil // a torn tail
+				}
+				if off > start {
+					dispatch(start, off)
+				}
+				return true, nil
+			}
+		}
+	}
+	ok, err := walk()
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return logRead{}, err
+	}
+	for _, pt := range parts {
+		ok = ok && !pt.bad
+	}
+	if !ok {
+		return logRead{}, errRanged
+	}
+	res := logRead{size: size, maxVer: map[int]mapstore.Version{}}
+	for _, pt := range parts {
+		pt.st.finish(buf)
+		res.segs = append(res.segs, pt.st.res.segs...)
+		res.outside = append(res.outside, pt.st.res.outside...)
+		for p, v := range pt.st.res.maxVer {
+			if have, ok := res.maxVer[p]; !ok || have.Less(v) {
+				res.maxVer[p] = v
+			}
+		}
+	}
+	return res, nil
+}
