@@ -26,9 +26,10 @@ const (
 )
 
 // partitionCluster is n `stowage node` processes, each in its own
-// network namespace of a netLab, persisting to one shared local
-// directory, with split-brain protection on the engine maps: a map
-// operation needs a majority of the members in the member's view.
+// network namespace of a netLab, persisting to one shared storage (a
+// local directory, or an HDFS the lab runs), with split-brain protection
+// on the engine maps: a map operation needs a majority of the members in
+// the member's view.
 type partitionCluster struct {
 	t      *testing.T
 	lab    *netLab
@@ -52,10 +53,27 @@ type probeWrite struct {
 	acked      bool
 }
 
-func newPartitionCluster(t *testing.T, n int) *partitionCluster {
+// labStorage is where the members of a partitionCluster persist: the
+// map store's and the checkpoints' namespaces and the storage properties.
+type labStorage struct {
+	imap, checkpoint string
+	props            map[string]string
+}
+
+// localLabStorage is one shared local directory under dir.
+func localLabStorage(_ *netLab, dir string) labStorage {
+	return labStorage{imap: filepath.Join(dir, "data", "imap"), checkpoint: filepath.Join(dir, "data", "checkpoint") + "/",
+		props: map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"}}
+}
+
+// newPartitionCluster creates the lab for n members and their config
+// directories; storage, called once the lab exists, says where they
+// persist (and may start a server in the lab for it).
+func newPartitionCluster(t *testing.T, n int, storage func(lab *netLab, dir string) labStorage) *partitionCluster {
 	t.Helper()
 	lab := newNetLab(t, n)
 	c := &partitionCluster{t: t, lab: lab, dir: t.TempDir(), nodes: make([]*child, n), lastAck: map[string]time.Time{}}
+	st := storage(lab, c.dir)
 	c.client = &http.Client{Timeout: 20 * time.Second,
 		Transport: &http.Transport{DialContext: dialIn(lab.client), MaxIdleConnsPerHost: 16}}
 	var members []string
@@ -64,9 +82,8 @@ func newPartitionCluster(t *testing.T, n int) *partitionCluster {
 	}
 	for i := 1; i <= n; i++ {
 		cfg := filepath.Join(c.dir, fmt.Sprintf("config-%d", i))
-		err := writeConfigDirOn(cfg, "netsplit", filepath.Join(c.dir, "data", "imap"), filepath.Join(c.dir, "data", "checkpoint")+"/",
-			netSpec{Port: labMemberPort, Ports: 1, MinSize: n, TransportPort: labTransportPort},
-			map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+		err := writeConfigDirOn(cfg, "netsplit", st.imap, st.checkpoint,
+			netSpec{Port: labMemberPort, Ports: 1, MinSize: n, TransportPort: labTransportPort}, st.props)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,8 +110,9 @@ func newPartitionCluster(t *testing.T, n int) *partitionCluster {
 			t.Fatal(err)
 		}
 	}
-	// Registered after newNetLab's cleanup, so it runs before it: the
-	// processes die before their namespaces are deleted.
+	// Registered after newNetLab's cleanup and storage's, so it runs
+	// before them: the processes die before their storage server and
+	// their namespaces.
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -350,12 +368,13 @@ type partitionRun struct {
 	c *partitionCluster
 }
 
-// startPartitionRun starts three members in their namespaces and the
-// clients, and waits for 300 acknowledged writes.
-func startPartitionRun(t *testing.T) *partitionRun {
+// startPartitionRun starts three members in their namespaces, persisting
+// to storage (see newPartitionCluster), and the clients, and waits for 300
+// acknowledged writes.
+func startPartitionRun(t *testing.T, storage func(lab *netLab, dir string) labStorage) *partitionRun {
 	t.Helper()
 	ctx := context.Background()
-	c := newPartitionCluster(t, 3)
+	c := newPartitionCluster(t, 3, storage)
 	for i := 1; i <= 3; i++ {
 		c.start(ctx, i)
 	}
@@ -407,8 +426,15 @@ func (pr *partitionRun) check(t *testing.T, t0 time.Time) {
 // and the three converge. The whole history must be linearizable per key
 // and every acknowledged write must read back.
 func TestClusterNetworkPartitionMinority(t *testing.T) {
+	partitionMinority(t, startPartitionRun(t, localLabStorage))
+}
+
+// partitionMinority cuts member 3 off, checks that it stops acknowledging
+// and that the majority serves, heals the cut, and checks convergence, the
+// history and the probe writes.
+func partitionMinority(t *testing.T, pr *partitionRun) {
+	t.Helper()
 	ctx := context.Background()
-	pr := startPartitionRun(t)
 	c, r, h := pr.c, pr.linRun, pr.h
 	// A minority of one: member 3's link to the bridge goes down.
 	c.setFaulty(3)
@@ -445,7 +471,7 @@ func TestClusterNetworkPartitionMinority(t *testing.T) {
 // is linearizable.
 func TestClusterNetworkOneWayLoss(t *testing.T) {
 	ctx := context.Background()
-	pr := startPartitionRun(t)
+	pr := startPartitionRun(t, localLabStorage)
 	c, r := pr.c, pr.linRun
 	// One-way loss: member 2 sends but receives nothing.
 	c.setFaulty(2)
@@ -480,7 +506,7 @@ func TestClusterNetworkOneWayLoss(t *testing.T) {
 // converge. Nothing acknowledged is lost and the history is linearizable.
 func TestClusterNetworkDataPortBlocked(t *testing.T) {
 	ctx := context.Background()
-	pr := startPartitionRun(t)
+	pr := startPartitionRun(t, localLabStorage)
 	c, r := pr.c, pr.linRun
 	// Member 3 answers gossip but not the data protocol: inside its
 	// namespace, policy routing blackholes every packet to or from the
