@@ -197,10 +197,13 @@ func fileTail(p string, n int) string {
 // TestClusterNetworkPartitionMinority with the map store and the
 // checkpoints on a real HDFS: a MiniDFSCluster in a namespace of its own
 // on the bridge (10.77.0.100), its DataNode registered at that address so
-// that the members dial it there. Member 3's link goes down (it loses the
-// HDFS too); it must stop acknowledging, the majority carries on, the
-// three converge after the heal, the history is linearizable and every
-// acknowledged write reads back. The map's files must be on the HDFS.
+// that the members dial it there. Member 3 is cut off twice: its link goes
+// down (it loses the HDFS too), then it is cut off from the other members
+// only, with the HDFS still in reach, where nothing but split-brain
+// protection keeps it from writing. Each time it must stop acknowledging,
+// the majority carries on and the three converge after the heal; the
+// history is linearizable and every acknowledged write reads back. The
+// map's files must be on the HDFS.
 func TestClusterNetworkPartitionMinorityHDFS(t *testing.T) {
 	fx := findHDFSFixture(t)
 	var h *labHDFS
@@ -209,7 +212,7 @@ func TestClusterNetworkPartitionMinorityHDFS(t *testing.T) {
 		return h.storage()
 	})
 	mapDir := h.storage().imap
-	partitionMinority(t, pr)
+	partitionMinority(t, pr, linkDown, membersApart)
 	files, bytes := h.stored(t, mapDir)
 	t.Logf("the HDFS holds %d files, %d bytes under %s", files, bytes, mapDir)
 	if files == 0 || bytes == 0 {

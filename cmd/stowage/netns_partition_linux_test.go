@@ -426,43 +426,84 @@ func (pr *partitionRun) check(t *testing.T, t0 time.Time) {
 // and the three converge. The whole history must be linearizable per key
 // and every acknowledged write must read back.
 func TestClusterNetworkPartitionMinority(t *testing.T) {
-	partitionMinority(t, startPartitionRun(t, localLabStorage))
+	partitionMinority(t, startPartitionRun(t, localLabStorage), linkDown)
 }
 
-// partitionMinority cuts member 3 off, checks that it stops acknowledging
-// and that the majority serves, heals the cut, and checks convergence, the
-// history and the probe writes.
-func partitionMinority(t *testing.T, pr *partitionRun) {
+// minorityCut is a way to cut member 3 off from the others, and to heal
+// the cut.
+type minorityCut struct {
+	what      string
+	cut, heal func(c *partitionCluster)
+}
+
+// linkDown takes member 3's link to the bridge down: it loses the other
+// members and everything else on the bridge.
+var linkDown = minorityCut{
+	what: "member 3's link down",
+	cut:  func(c *partitionCluster) { c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "down") },
+	heal: func(c *partitionCluster) { c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "up") },
+}
+
+// membersApart drops every packet between member 3 and the other members
+// (policy routing blackholes in the members' namespaces, both ways), and
+// nothing else: a server on the bridge (the HDFS) stays reachable from
+// both sides.
+var membersApart = minorityCut{
+	what: "member 3 apart from the members",
+	cut:  func(c *partitionCluster) { c.blackhole3("add") },
+	heal: func(c *partitionCluster) { c.blackhole3("del") },
+}
+
+// blackhole3 adds (or deletes) the rules that drop every packet between
+// member 3 and members 1 and 2.
+func (c *partitionCluster) blackhole3(op string) {
+	for i := 1; i <= 2; i++ {
+		c.lab.ip("-n", c.lab.member[i-1], "rule", op, "to", c.lab.memberIP(3), "blackhole")
+		c.lab.ip("-n", c.lab.member[2], "rule", op, "to", c.lab.memberIP(i), "blackhole")
+	}
+}
+
+// partitionMinority cuts member 3 off in each way of cuts in turn and
+// checks that it stops acknowledging and that the majority serves, heals
+// the cut, and checks convergence; at the end it checks the history and
+// the probe writes.
+func partitionMinority(t *testing.T, pr *partitionRun, cuts ...minorityCut) {
 	t.Helper()
 	ctx := context.Background()
 	c, r, h := pr.c, pr.linRun, pr.h
-	// A minority of one: member 3's link to the bridge goes down.
-	c.setFaulty(3)
-	cut := time.Now()
-	c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "down")
-	acking, err := c.quiet(3, cut, 3*time.Second, 60*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	var first time.Time
+	for _, m := range cuts {
+		// A minority of one.
+		c.setFaulty(3)
+		cut := time.Now()
+		if first.IsZero() {
+			first = cut
+		}
+		m.cut(c)
+		acking, err := c.quiet(3, cut, 3*time.Second, 60*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", m.what, err)
+		}
+		t.Logf("%s: the minority member acknowledged writes for %v after the cut", m.what, acking.Round(time.Millisecond))
+		if _, err := c.converged(ctx, 60*time.Second, 1, 2); err != nil {
+			t.Fatalf("%s: the majority did not take member 3's partitions over: %v", m.what, err)
+		}
+		r.progress(t, m.what+": writes on the majority side", 300)
+		if last := c.lastAckOf(3); last.After(cut.Add(acking)) {
+			t.Fatalf("%s: the minority member acknowledged a write %v after the cut, after it had been quiet", m.what, last.Sub(cut))
+		}
+		acked, lost := c.readProbes(ctx, h, c.addr(1), false)
+		t.Logf("%s: during the cut: %d acknowledged probe writes read back, lost %d", m.what, acked, lost)
+		m.heal(c)
+		took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
+		if err != nil {
+			t.Fatalf("%s: after the heal: %v", m.what, err)
+		}
+		t.Logf("%s: converged %v after the heal", m.what, took.Round(time.Millisecond))
+		c.setFaulty(0)
+		r.progress(t, m.what+": writes after the heal", 300)
 	}
-	t.Logf("minority member acknowledged writes for %v after the cut", acking.Round(time.Millisecond))
-	if _, err := c.converged(ctx, 60*time.Second, 1, 2); err != nil {
-		t.Fatalf("the majority did not take member 3's partitions over: %v", err)
-	}
-	r.progress(t, "writes on the majority side", 300)
-	if last := c.lastAckOf(3); last.After(cut.Add(acking)) {
-		t.Fatalf("the minority member acknowledged a write %v after the cut, after it had been quiet", last.Sub(cut))
-	}
-	acked, lost := c.readProbes(ctx, h, c.addr(1), false)
-	t.Logf("during the minority cut: %d acknowledged probe writes read back, lost %d", acked, lost)
-	c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "up")
-	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
-	if err != nil {
-		t.Fatalf("after the link came back: %v", err)
-	}
-	t.Logf("converged %v after the link came back", took.Round(time.Millisecond))
-	c.setFaulty(0)
-	r.progress(t, "writes after the heal", 300)
-	pr.check(t, cut)
+	pr.check(t, first)
 }
 
 // Member 2 can send but not receive (a queue that drops every frame on
