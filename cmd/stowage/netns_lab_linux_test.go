@@ -82,6 +82,24 @@ func newNetLab(t *testing.T, n int) *netLab {
 	return l
 }
 
+// addServer creates the namespace <prefix><name> on the bridge, its veth
+// "e0" with the address ip/24 and the bridge's port "port", for a server
+// the members reach over the bridge (the faults cut members' ports, not
+// this one), and returns the namespace's name. It goes with the lab's
+// other namespaces.
+func (l *netLab) addServer(name, ip, port string) string {
+	l.t.Helper()
+	ns := l.prefix + name
+	l.ip("netns", "add", ns)
+	l.ip("-n", ns, "link", "set", "lo", "up")
+	l.ip("-n", ns, "link", "add", "e0", "type", "veth", "peer", "name", port, "netns", l.bridge)
+	l.ip("-n", l.bridge, "link", "set", port, "master", "br0")
+	l.ip("-n", l.bridge, "link", "set", port, "up")
+	l.ip("-n", ns, "addr", "add", ip+"/24", "dev", "e0")
+	l.ip("-n", ns, "link", "set", "e0", "up")
+	return ns
+}
+
 // memberIP is member i's address on the bridge, the one it joins with.
 func (l *netLab) memberIP(i int) string { return fmt.Sprintf("10.77.0.%d", 10+i) }
 

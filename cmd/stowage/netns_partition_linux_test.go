@@ -26,9 +26,10 @@ const (
 )
 
 // partitionCluster is n `stowage node` processes, each in its own
-// network namespace of a netLab, persisting to one shared local
-// directory, with split-brain protection on the engine maps: a map
-// operation needs a majority of the members in the member's view.
+// network namespace of a netLab, persisting to one shared storage (a
+// local directory, or an HDFS the lab runs), with split-brain protection
+// on the engine maps: a map operation needs a majority of the members in
+// the member's view.
 type partitionCluster struct {
 	t      *testing.T
 	lab    *netLab
@@ -52,10 +53,27 @@ type probeWrite struct {
 	acked      bool
 }
 
-func newPartitionCluster(t *testing.T, n int) *partitionCluster {
+// labStorage is where the members of a partitionCluster persist: the
+// map store's and the checkpoints' namespaces and the storage properties.
+type labStorage struct {
+	imap, checkpoint string
+	props            map[string]string
+}
+
+// localLabStorage is one shared local directory under dir.
+func localLabStorage(_ *netLab, dir string) labStorage {
+	return labStorage{imap: filepath.Join(dir, "data", "imap"), checkpoint: filepath.Join(dir, "data", "checkpoint") + "/",
+		props: map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"}}
+}
+
+// newPartitionCluster creates the lab for n members and their config
+// directories; storage, called once the lab exists, says where they
+// persist (and may start a server in the lab for it).
+func newPartitionCluster(t *testing.T, n int, storage func(lab *netLab, dir string) labStorage) *partitionCluster {
 	t.Helper()
 	lab := newNetLab(t, n)
 	c := &partitionCluster{t: t, lab: lab, dir: t.TempDir(), nodes: make([]*child, n), lastAck: map[string]time.Time{}}
+	st := storage(lab, c.dir)
 	c.client = &http.Client{Timeout: 20 * time.Second,
 		Transport: &http.Transport{DialContext: dialIn(lab.client), MaxIdleConnsPerHost: 16}}
 	var members []string
@@ -64,9 +82,8 @@ func newPartitionCluster(t *testing.T, n int) *partitionCluster {
 	}
 	for i := 1; i <= n; i++ {
 		cfg := filepath.Join(c.dir, fmt.Sprintf("config-%d", i))
-		err := writeConfigDirOn(cfg, "netsplit", filepath.Join(c.dir, "data", "imap"), filepath.Join(c.dir, "data", "checkpoint")+"/",
-			netSpec{Port: labMemberPort, Ports: 1, MinSize: n, TransportPort: labTransportPort},
-			map[string]string{"storage.type": "hdfs", "fs.defaultFS": "file:///"})
+		err := writeConfigDirOn(cfg, "netsplit", st.imap, st.checkpoint,
+			netSpec{Port: labMemberPort, Ports: 1, MinSize: n, TransportPort: labTransportPort}, st.props)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,8 +110,9 @@ func newPartitionCluster(t *testing.T, n int) *partitionCluster {
 			t.Fatal(err)
 		}
 	}
-	// Registered after newNetLab's cleanup, so it runs before it: the
-	// processes die before their namespaces are deleted.
+	// Registered after newNetLab's cleanup and storage's, so it runs
+	// before them: the processes die before their storage server and
+	// their namespaces.
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -350,12 +368,13 @@ type partitionRun struct {
 	c *partitionCluster
 }
 
-// startPartitionRun starts three members in their namespaces and the
-// clients, and waits for 300 acknowledged writes.
-func startPartitionRun(t *testing.T) *partitionRun {
+// startPartitionRun starts three members in their namespaces, persisting
+// to storage (see newPartitionCluster), and the clients, and waits for 300
+// acknowledged writes.
+func startPartitionRun(t *testing.T, storage func(lab *netLab, dir string) labStorage) *partitionRun {
 	t.Helper()
 	ctx := context.Background()
-	c := newPartitionCluster(t, 3)
+	c := newPartitionCluster(t, 3, storage)
 	for i := 1; i <= 3; i++ {
 		c.start(ctx, i)
 	}
@@ -407,36 +426,84 @@ func (pr *partitionRun) check(t *testing.T, t0 time.Time) {
 // and the three converge. The whole history must be linearizable per key
 // and every acknowledged write must read back.
 func TestClusterNetworkPartitionMinority(t *testing.T) {
+	partitionMinority(t, startPartitionRun(t, localLabStorage), linkDown)
+}
+
+// minorityCut is a way to cut member 3 off from the others, and to heal
+// the cut.
+type minorityCut struct {
+	what      string
+	cut, heal func(c *partitionCluster)
+}
+
+// linkDown takes member 3's link to the bridge down: it loses the other
+// members and everything else on the bridge.
+var linkDown = minorityCut{
+	what: "member 3's link down",
+	cut:  func(c *partitionCluster) { c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "down") },
+	heal: func(c *partitionCluster) { c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "up") },
+}
+
+// membersApart drops every packet between member 3 and the other members
+// (policy routing blackholes in the members' namespaces, both ways), and
+// nothing else: a server on the bridge (the HDFS) stays reachable from
+// both sides.
+var membersApart = minorityCut{
+	what: "member 3 apart from the members",
+	cut:  func(c *partitionCluster) { c.blackhole3("add") },
+	heal: func(c *partitionCluster) { c.blackhole3("del") },
+}
+
+// blackhole3 adds (or deletes) the rules that drop every packet between
+// member 3 and members 1 and 2.
+func (c *partitionCluster) blackhole3(op string) {
+	for i := 1; i <= 2; i++ {
+		c.lab.ip("-n", c.lab.member[i-1], "rule", op, "to", c.lab.memberIP(3), "blackhole")
+		c.lab.ip("-n", c.lab.member[2], "rule", op, "to", c.lab.memberIP(i), "blackhole")
+	}
+}
+
+// partitionMinority cuts member 3 off in each way of cuts in turn and
+// checks that it stops acknowledging and that the majority serves, heals
+// the cut, and checks convergence; at the end it checks the history and
+// the probe writes.
+func partitionMinority(t *testing.T, pr *partitionRun, cuts ...minorityCut) {
+	t.Helper()
 	ctx := context.Background()
-	pr := startPartitionRun(t)
 	c, r, h := pr.c, pr.linRun, pr.h
-	// A minority of one: member 3's link to the bridge goes down.
-	c.setFaulty(3)
-	cut := time.Now()
-	c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "down")
-	acking, err := c.quiet(3, cut, 3*time.Second, 60*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	var first time.Time
+	for _, m := range cuts {
+		// A minority of one.
+		c.setFaulty(3)
+		cut := time.Now()
+		if first.IsZero() {
+			first = cut
+		}
+		m.cut(c)
+		acking, err := c.quiet(3, cut, 3*time.Second, 60*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", m.what, err)
+		}
+		t.Logf("%s: the minority member acknowledged writes for %v after the cut", m.what, acking.Round(time.Millisecond))
+		if _, err := c.converged(ctx, 60*time.Second, 1, 2); err != nil {
+			t.Fatalf("%s: the majority did not take member 3's partitions over: %v", m.what, err)
+		}
+		r.progress(t, m.what+": writes on the majority side", 300)
+		if last := c.lastAckOf(3); last.After(cut.Add(acking)) {
+			t.Fatalf("%s: the minority member acknowledged a write %v after the cut, after it had been quiet", m.what, last.Sub(cut))
+		}
+		acked, lost := c.readProbes(ctx, h, c.addr(1), false)
+		t.Logf("%s: during the cut: %d acknowledged probe writes read back, lost %d", m.what, acked, lost)
+		m.heal(c)
+		took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
+		if err != nil {
+			t.Fatalf("%s: after the heal: %v", m.what, err)
+		}
+		t.Logf("%s: converged %v after the heal", m.what, took.Round(time.Millisecond))
+		c.setFaulty(0)
+		r.progress(t, m.what+": writes after the heal", 300)
 	}
-	t.Logf("minority member acknowledged writes for %v after the cut", acking.Round(time.Millisecond))
-	if _, err := c.converged(ctx, 60*time.Second, 1, 2); err != nil {
-		t.Fatalf("the majority did not take member 3's partitions over: %v", err)
-	}
-	r.progress(t, "writes on the majority side", 300)
-	if last := c.lastAckOf(3); last.After(cut.Add(acking)) {
-		t.Fatalf("the minority member acknowledged a write %v after the cut, after it had been quiet", last.Sub(cut))
-	}
-	acked, lost := c.readProbes(ctx, h, c.addr(1), false)
-	t.Logf("during the minority cut: %d acknowledged probe writes read back, lost %d", acked, lost)
-	c.lab.ip("-n", c.lab.bridge, "link", "set", "b3", "up")
-	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
-	if err != nil {
-		t.Fatalf("after the link came back: %v", err)
-	}
-	t.Logf("converged %v after the link came back", took.Round(time.Millisecond))
-	c.setFaulty(0)
-	r.progress(t, "writes after the heal", 300)
-	pr.check(t, cut)
+	pr.check(t, first)
 }
 
 // Member 2 can send but not receive (a queue that drops every frame on
@@ -445,7 +512,7 @@ func TestClusterNetworkPartitionMinority(t *testing.T) {
 // is linearizable.
 func TestClusterNetworkOneWayLoss(t *testing.T) {
 	ctx := context.Background()
-	pr := startPartitionRun(t)
+	pr := startPartitionRun(t, localLabStorage)
 	c, r := pr.c, pr.linRun
 	// One-way loss: member 2 sends but receives nothing.
 	c.setFaulty(2)
@@ -480,7 +547,7 @@ func TestClusterNetworkOneWayLoss(t *testing.T) {
 // converge. Nothing acknowledged is lost and the history is linearizable.
 func TestClusterNetworkDataPortBlocked(t *testing.T) {
 	ctx := context.Background()
-	pr := startPartitionRun(t)
+	pr := startPartitionRun(t, localLabStorage)
 	c, r := pr.c, pr.linRun
 	// Member 3 answers gossip but not the data protocol: inside its
 	// namespace, policy routing blackholes every packet to or from the

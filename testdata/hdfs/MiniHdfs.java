@@ -12,6 +12,16 @@
 // transfer protocol is protected by SASL ("authentication") with block
 // access tokens, on unprivileged ports (ignore.secure.ports.for.testing).
 //
+// The system property stowage.hdfs.host (single mode only; default
+// 127.0.0.1) names the address the cluster is reached at, for a test that
+// runs it inside a network namespace of its own and reaches it from
+// others: the NameNode listens on every address (of that namespace), the
+// DataNode binds its data, IPC and HTTP ports to the address, registers
+// it as its host name and dials the NameNode there, so that the NameNode
+// (which takes a DataNode's address from the connection it registers
+// over) hands that address to clients; the conf files and READY_FILE name
+// the NameNode by it. The control port stays on 127.0.0.1.
+//
 // When the cluster is active it writes CONF_DIR/core-site.xml and
 // hdfs-site.xml, then READY_FILE (shell `export` lines), last of all, so
 // that the file's appearance means "ready". It stops on SIGTERM, on the
@@ -81,6 +91,7 @@ public final class MiniHdfs {
 
     private final boolean ha;
     private final boolean krb;
+    private final String host;
     private final File base;
     private final File confDir;
     private final File readyFile;
@@ -94,14 +105,18 @@ public final class MiniHdfs {
         this.base = base;
         this.confDir = confDir;
         this.readyFile = readyFile;
+        this.host = System.getProperty("stowage.hdfs.host", "127.0.0.1");
+        if (!host.equals("127.0.0.1") && !mode.equals("single")) {
+            throw new IllegalArgumentException("stowage.hdfs.host is for single mode only");
+        }
         this.nnPorts = new int[ha ? 2 : 1];
         for (int i = 0; i < nnPorts.length; i++) {
-            nnPorts[i] = freePort();
+            nnPorts[i] = freePort(host);
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+    private static int freePort(String host) throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
             return s.getLocalPort();
         }
     }
@@ -125,6 +140,14 @@ public final class MiniHdfs {
         conf.setInt("dfs.datanode.handler.count", 4);
         conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".hosts", "*");
         conf.set("hadoop.proxyuser." + System.getProperty("user.name") + ".groups", "*");
+        if (remote()) {
+            // MiniDFSCluster names the NameNode 127.0.0.1 (its own checks
+            // dial it there); clients and the DataNode dial the host.
+            conf.set("dfs.namenode.rpc-bind-host", "0.0.0.0");
+            // The DataNode's address is taken from the connection it
+            // registers over; no reverse lookup of it.
+            conf.setBoolean("dfs.namenode.datanode.registration.ip-hostname-check", false);
+        }
         if (krb) {
             String keytab = System.getProperty("stowage.krb.keytab");
             String realm = System.getProperty("stowage.krb.realm");
@@ -154,7 +177,9 @@ public final class MiniHdfs {
                     System.getProperty("stowage.krb.keytab"));
         }
         MiniDFSCluster.Builder b = new MiniDFSCluster.Builder(conf)
-                .numDataNodes(1)
+                // A remote host's DataNode is started below, once the
+                // NameNode's port is known.
+                .numDataNodes(remote() ? 0 : 1)
                 // The DataNode registers the host name "localhost" (and the
                 // address 127.0.0.1), so a test can tell whether a client
                 // dialed it by host name (dfs.client.use.datanode.hostname).
@@ -170,6 +195,14 @@ public final class MiniHdfs {
             b.nameNodePort(nnPorts[0]);
         }
         cluster = b.build();
+        if (remote()) {
+            // With no DataNode at build time MiniDFSCluster set the
+            // NameNode's default replication to 0; clients take it from
+            // the NameNode's server defaults.
+            cluster.getConfiguration(0).setInt("dfs.replication", 1);
+            cluster.restartNameNode(0, false);
+            startRemoteDataNode();
+        }
         if (ha) {
             cluster.transitionToActive(0);
         }
@@ -180,10 +213,34 @@ public final class MiniHdfs {
         log("ready: " + describe());
     }
 
+    private boolean remote() {
+        return !host.equals("127.0.0.1");
+    }
+
+    // startRemoteDataNode starts the DataNode with its ports on the host and
+    // the NameNode dialed at the host, so that it registers with the host's
+    // address (the NameNode records the source address of the connection).
+    private void startRemoteDataNode() throws IOException {
+        Configuration dn = new HdfsConfiguration(cluster.getConfiguration(0));
+        String nn = host + ":" + nnPorts[0];
+        dn.set("fs.defaultFS", "hdfs://" + nn);
+        dn.set("dfs.namenode.rpc-address", nn);
+        dn.set("dfs.datanode.address", host + ":0");
+        dn.set("dfs.datanode.ipc.address", host + ":0");
+        dn.set("dfs.datanode.http.address", host + ":0");
+        dn.set("dfs.datanode.hostname", host);
+        // checkDataNodeAddrConfig and checkDataNodeHostConfig: keep the
+        // addresses and the host name set above instead of MiniDFSCluster's
+        // 127.0.0.1. No hosts argument: MiniDFSCluster would resolve those
+        // names to localhost in this JVM, the DataNode would dial the
+        // NameNode at 127.0.0.1 and register with that address.
+        cluster.startDataNodes(dn, 1, null, true, null, null, null, null, null, false, true, true, null, null, null);
+    }
+
     private String describe() {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < nnPorts.length; i++) {
-            sb.append(i == 0 ? "" : " ").append("nn").append(i).append("=127.0.0.1:").append(nnPorts[i]);
+            sb.append(i == 0 ? "" : " ").append("nn").append(i).append('=').append(host).append(':').append(nnPorts[i]);
         }
         return sb.toString();
     }
@@ -202,7 +259,7 @@ public final class MiniHdfs {
             prop(site, "dfs.client.failover.proxy.provider." + NS,
                     "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider");
         } else {
-            prop(core, "fs.defaultFS", "hdfs://127.0.0.1:" + nnPorts[0]);
+            prop(core, "fs.defaultFS", "hdfs://" + host + ":" + nnPorts[0]);
         }
         prop(site, "dfs.replication", "1");
         if (krb) {
@@ -240,7 +297,7 @@ public final class MiniHdfs {
                     .append(",127.0.0.1:").append(nnPorts[1]).append('\n');
             sb.append("export ").append(p).append("_NS=").append(NS).append('\n');
         } else {
-            sb.append("export ").append(p).append("=127.0.0.1:").append(nnPorts[0]).append('\n');
+            sb.append("export ").append(p).append('=').append(host).append(':').append(nnPorts[0]).append('\n');
         }
         sb.append("export ").append(p).append("_CONF=").append(confDir.getAbsolutePath()).append('\n');
         sb.append("export ").append(p).append("_CTL=127.0.0.1:").append(ctlPort).append('\n');
@@ -396,7 +453,7 @@ public final class MiniHdfs {
             case "dn-http": {
                 List<String> addrs = new ArrayList<>();
                 for (DataNode dn : cluster.getDataNodes()) {
-                    addrs.add("127.0.0.1:" + dn.getInfoPort());
+                    addrs.add(host + ":" + dn.getInfoPort());
                 }
                 return " " + String.join(" ", addrs);
             }

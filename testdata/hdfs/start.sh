@@ -58,12 +58,6 @@ if [[ ! -s $build/classpath || ! -f $build/classes/MiniHdfs.class ]]; then
 	mv "$build/classpath.tmp" "$build/classpath"
 fi
 
-opens=""
-for p in java.io java.lang java.lang.reflect java.math java.net java.text java.util \
-	java.util.concurrent java.util.zip sun.security.util sun.security.x509 sun.nio.ch; do
-	opens="$opens --add-opens=java.base/$p=ALL-UNNAMED"
-done
-
 krb=()
 if [[ $mode == kerberos ]]; then
 	krb=(-Djava.security.krb5.conf="$STOWAGE_TEST_KDC_KRB5CONF" -Dstowage.krb.realm=STOWAGE.TEST
@@ -73,9 +67,9 @@ fi
 rm -rf "$run/data" "$run/conf" "$ready"
 mkdir -p "$run/data" "$run/conf"
 log "starting MiniDFSCluster, log in $run/log"
-# shellcheck disable=SC2086
-setsid nohup java -Xmx512m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+IgnoreUnrecognizedVMOptions \
-	$opens -Djava.net.preferIPv4Stack=true "${krb[@]}" \
+# The JVM's options are in jvm.options (a Java argument file), shared with
+# the Go tests that start the fixture inside a network namespace.
+setsid nohup java @"$here/jvm.options" "${krb[@]}" \
 	-Dlog4j.configuration="file:$here/log4j.properties" -Dstowage.hdfs.log="${STOWAGE_HDFS_LOG:-WARN}" \
 	-cp "$build/classes:$(cat "$build/classpath")" \
 	MiniHdfs "$mode" "$run/data" "$run/conf" "$ready" </dev/null >"$run/log" 2>&1 &
