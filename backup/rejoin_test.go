@@ -118,3 +118,49 @@ func TestMemberSilentOnTheProtocolIsLeftOut(t *testing.T) {
 		checkHas(t, c.byID(final.Owner(p)), p, written[p], "during-")
 	}
 }
+
+// A member that can send but not receive (one-way loss) stops hearing
+// the others; its view keeps one of them for a while, enough to pass the
+// split-brain minimum, and it publishes a table of its own without the
+// master. When the loss ends, every member must take the same member as
+// master again (the one admitted first), or two masters publish tables
+// of the same version that the others refuse, and the cluster never
+// converges.
+func TestDeafMemberRejoinsUnderTheOneMaster(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishMin = 2
+	m1, m2, m3 := c.add(), c.add(), c.add()
+	tab1 := c.waitSafe()
+	c.writeAll(tab1, "before-")
+
+	for _, x := range []*member{m1, m3} {
+		c.net.Cut(x.id, m2.id) // m2 hears nobody
+	}
+	m2.view.Set(m2.self, m3.self) // m1 failed first in its view
+	m1.view.Set(m1.self, m3.self)
+	m3.view.Set(m1.self, m3.self)
+	own := waitTable(t, m2, func(tab *partition.Table) bool { return tab.Version > tab1.Version })
+	if inTable(own, m1.id) {
+		t.Fatalf("m2's own table names m1: %+v", own)
+	}
+	tab2 := waitTable(t, m1, func(tab *partition.Table) bool { return !inTable(tab, m2.id) })
+	c.members = []*member{m1, m3}
+	c.waitSafe()
+	written := c.writeAll(tab2, "during-")
+
+	c.net.HealAll()
+	c.members = []*member{m1, m2, m3}
+	c.publish()
+	final := c.waitSafe()
+	if !inTable(final, m2.id) {
+		t.Fatalf("the final table %d leaves m2 out", final.Version)
+	}
+	for _, m := range c.members {
+		if ms := m.proto.Members(); ms[0].ID != m1.id {
+			t.Errorf("%s takes %s as master, want m1", m.id, ms[0].ID)
+		}
+	}
+	for p := range parts {
+		checkHas(t, c.byID(final.Owner(p)), p, written[p], "during-")
+	}
+}

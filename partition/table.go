@@ -31,19 +31,24 @@ type Table struct {
 	Order []string
 }
 
-// AdmitOrder returns the members of prev's Order that are in members, in
-// that order, followed by the members prev does not order, in the order
-// given. A new member joins at the end, whatever start time it claims.
+// AdmitOrder returns prev's Order followed by the members it does not
+// order yet, in the order given: a new member joins at the end, whatever
+// start time it claims. Members that are gone keep their place, so that
+// both sides of a split, each publishing tables without the other, still
+// rank the members admitted before it alike when they meet again (the
+// master is the first live one, see cluster). Gone members are dropped
+// from the end once the order holds more than twice the members plus
+// eight.
 func AdmitOrder(prev *Table, members []string) []string {
-	in := make(map[string]bool, len(members))
+	live := make(map[string]bool, len(members))
 	for _, m := range members {
-		in[m] = true
+		live[m] = true
 	}
-	out := make([]string, 0, len(members))
+	var out []string
 	seen := make(map[string]bool, len(members))
 	if prev != nil {
 		for _, m := range prev.Order {
-			if in[m] && !seen[m] {
+			if !seen[m] {
 				out = append(out, m)
 				seen[m] = true
 			}
@@ -53,6 +58,12 @@ func AdmitOrder(prev *Table, members []string) []string {
 		if !seen[m] {
 			out = append(out, m)
 			seen[m] = true
+		}
+	}
+	limit := 2*len(members) + 8
+	for i := len(out) - 1; i >= 0 && len(out) > limit; i-- {
+		if !live[out[i]] {
+			out = append(out[:i], out[i+1:]...)
 		}
 	}
 	return out

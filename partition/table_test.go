@@ -352,7 +352,7 @@ func TestAssignMovesCloseToIdeal(t *testing.T) {
 func TestAdmitOrderKeepsAdmittedMembersFirst(t *testing.T) {
 	prev := &partition.Table{Order: []string{"b", "a", "gone", "c"}}
 	got := partition.AdmitOrder(prev, []string{"new", "a", "c", "b", "later"})
-	want := []string{"b", "a", "c", "new", "later"}
+	want := []string{"b", "a", "gone", "c", "new", "later"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("AdmitOrder = %v, want %v", got, want)
 	}
@@ -360,7 +360,15 @@ func TestAdmitOrderKeepsAdmittedMembersFirst(t *testing.T) {
 		t.Fatalf("without a previous table: %v", got)
 	}
 	next := partition.Assign([]string{"z", "b", "a"}, 7, 1, prev)
-	if !slices.Equal(next.Order, []string{"b", "a", "z"}) {
+	if !slices.Equal(next.Order, []string{"b", "a", "gone", "c", "z"}) {
 		t.Fatalf("Assign's order %v", next.Order)
+	}
+	// Gone members go from the end once the order is long.
+	long := &partition.Table{Order: []string{"a", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "b"}}
+	if got := partition.AdmitOrder(long, []string{"a", "b"}); len(got) != 12 || got[0] != "a" || got[len(got)-1] != "b" {
+		t.Fatalf("long order %v, want 12 entries from a to b", got)
+	}
+	if got := partition.AdmitOrder(long, []string{"a"}); len(got) != 10 || got[0] != "a" || slices.Contains(got, "d10") || slices.Contains(got, "b") {
+		t.Fatalf("long order for one member %v, want a first, 10 entries, the last two gone dropped", got)
 	}
 }
