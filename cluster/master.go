@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/partition"
@@ -145,18 +146,48 @@ func (pr *Protocol) rebalance(ms []Member) {
 	if len(ids) == 0 {
 		return // every member is leaving: keep the table
 	}
-	next := partition.Assign(ids, pr.count, pr.replicas-1, cur)
+	// A version pushed once is never reused, even if the table was not
+	// taken (see below).
+	base := cur
+	pr.mu.Lock()
+	pushed := pr.pushed
+	pr.mu.Unlock()
+	if cur != nil && pushed > cur.Version {
+		b := *cur
+		b.Version = pushed
+		base = &b
+	}
+	next := partition.Assign(ids, pr.count, pr.replicas-1, base)
 	if cur != nil && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
 		pr.publish(ms, cur)
 		return
 	}
-	pr.install(next)
 	level := slog.LevelInfo
 	if pr.tr == nil {
 		level = slog.LevelDebug
 	}
+	if cur == nil || pr.publishMin <= 1 || pr.tr == nil {
+		pr.install(next)
+		pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+		pr.publish(ms, next)
+		return
+	}
+	// With split-brain protection, a table counts only once as many
+	// members as the protection's minimum took it, this one included:
+	// a master whose view is out of date (it hears nobody, and its
+	// member list still has a member that follows another master) must
+	// not act on a table of its own that the others refused, and whose
+	// version the real master's next table may also carry.
+	pr.mu.Lock()
+	pr.pushed = max(pr.pushed, next.Version)
+	pr.mu.Unlock()
+	if took := pr.publish(ms, next) + 1; took < pr.publishMin {
+		pr.log.Warn("stowage: partition table not installed: too few members took it",
+			"version", next.Version, "took", took, "need", pr.publishMin)
+		return
+	}
+	pr.install(next)
 	pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
-	pr.publish(ms, next)
 }
 
 func memberKey(ms []Member) string {
@@ -187,11 +218,14 @@ func (pr *Protocol) collectTables(ms []Member) []*partition.Table {
 	return out
 }
 
-func (pr *Protocol) publish(ms []Member, t *partition.Table) {
+// publish pushes t to the members ms and returns how many took it (this
+// member not counted).
+func (pr *Protocol) publish(ms []Member, t *partition.Table) int {
 	if pr.tr == nil {
-		return
+		return 0
 	}
 	body := Encode(tableOf(t))
+	var took atomic.Int32
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		if m.ID == pr.self || m.RPC == "" {
@@ -204,15 +238,21 @@ func (pr *Protocol) publish(ms []Member, t *partition.Table) {
 			defer cancel()
 			b, err := pr.Call(ctx, addr, mTable, body)
 			var tm tableMsg
-			if err == nil && Decode(b, &tm) == nil && tm.Version > t.Version {
+			if err != nil || Decode(b, &tm) != nil {
+				return
+			}
+			if tm.Version > t.Version {
 				// The member has a newer table (from a master this one did
 				// not know of): continue from it.
 				pr.AskFetch(addr)
 				pr.kickLoop()
+				return
 			}
+			took.Add(1)
 		}(m.RPC)
 	}
 	wg.Wait()
+	return int(took.Load())
 }
 
 // NoteTable is called with the table version another member showed (in

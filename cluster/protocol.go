@@ -58,6 +58,10 @@ type Protocol struct {
 
 	reach reach // the master's record of who answers (reach.go)
 
+	// pushed is the highest table version this member pushed as master
+	// (a table not taken still uses its version up).
+	pushed int64
+
 	goMu    sync.Mutex // orders Go's Add before Stop's Wait
 	stopped bool
 
