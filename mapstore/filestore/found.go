@@ -49,6 +49,19 @@ type segment struct {
 	aboveOf  mapstore.Version
 	aboveSet bool
 	prevVal  int64 // while reading: the end of the last put's value in buf
+	// src is the log file the segment is from; link, if not nil, the
+	// partition's entry in the file's L frame (see found.broken).
+	src  *logSource
+	link *link
+}
+
+// logSource names the log file segments come from, for links to find.
+type logSource struct {
+	run string
+	n   uint64
+	// damaged: the file has damage other than a torn tail, so a record a
+	// link names may be unreadable in it although the batch was whole.
+	damaged bool
 }
 
 // empty reports whether the segment holds no record.
@@ -188,10 +201,11 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	ordered := true
 	var prev mapstore.Version
 	havePrev := false
+	skip := f.broken(upto)
 	for i := range f {
 		g := &f[i]
 		starts = append(starts, g.starts...)
-		if g.n == 0 {
+		if g.n == 0 || skip[i] {
 			continue
 		}
 		if !g.sorted || (havePrev && g.first.Less(prev)) {
@@ -207,8 +221,8 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	if ordered {
 		for i := range f {
 			g := &f[i]
-			if g.n == 0 || !upto.Less(g.last) {
-				continue // all at or below the snapshot
+			if g.n == 0 || !upto.Less(g.last) || skip[i] {
+				continue // all at or below the snapshot, or after a gap
 			}
 			c := cursor{g: g}
 			for c.next(&e) {
@@ -224,6 +238,9 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	// Out of order: decode what is kept, order it, apply it.
 	kept := make([]logEntry, 0, f.count())
 	for i := range f {
+		if skip[i] {
+			continue
+		}
 		c := cursor{g: &f[i]}
 		for c.next(&e) {
 			if keep(&e) {
@@ -251,6 +268,81 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 		}
 	}
 	return nil
+}
+
+// broken returns, for each segment, whether recovery must leave out its
+// puts and deletes because a batch written before it is missing (nil if
+// no segment has a link, the usual case). A pipelined writer has several
+// batch files in flight at once and acknowledges a batch only once every
+// earlier batch of its partitions is durable; when a later file was
+// finished but an earlier one was not (a crash), the later file's records
+// of those partitions were never acknowledged, and applying them would
+// skip the missing ones. So a segment stands only if its link is
+// satisfied: the linked version is at or below upto (the snapshot covers
+// that batch, whose file compaction may have deleted), or the linked
+// file of the same run is here with that version as the partition's
+// highest (or with damage at rest, which may have taken the record; the
+// file itself was whole), and that segment stands too. A file of an
+// unfinished batch is absent (object stores) or ends short of the linked
+// version (a torn HDFS file). Epoch starts are kept whatever: they only
+// drop records.
+func (f found) broken(upto mapstore.Version) []bool {
+	linked := false
+	for i := range f {
+		if f[i].link != nil {
+			linked = true
+			break
+		}
+	}
+	if !linked {
+		return make([]bool, len(f))
+	}
+	type fileKey struct {
+		run string
+		n   uint64
+	}
+	at := make(map[fileKey]int, len(f))
+	for i := range f {
+		if src := f[i].src; src != nil {
+			at[fileKey{src.run, src.n}] = i
+		}
+	}
+	const (
+		unknown = iota
+		checking
+		stands
+		falls
+	)
+	state := make([]uint8, len(f))
+	skip := make([]bool, len(f))
+	var check func(i int) bool
+	check = func(i int) bool {
+		switch state[i] {
+		case stands, checking: // a cycle cannot come from a writer: let it stand
+			return true
+		case falls:
+			return false
+		}
+		state[i] = checking
+		ok := true
+		if l, src := f[i].link, f[i].src; l != nil && src != nil && upto.Less(l.ver) {
+			j, found := -1, false
+			if l.back <= src.n {
+				j, found = at[fileKey{src.run, src.n - l.back}]
+			}
+			ok = found && (f[j].max == l.ver || f[j].src.damaged) && check(j)
+		}
+		if ok {
+			state[i] = stands
+		} else {
+			state[i], skip[i] = falls, true
+		}
+		return ok
+	}
+	for i := range f {
+		check(i)
+	}
+	return skip
 }
 
 // cut reports whether a record of version v is dropped by a later epoch's
@@ -319,6 +411,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 	var arena int
 	var e logEntry
 	var size int64
+	var links []link
 	buf, damages, err := s.readFrames(ctx, name, func(f record.Frame, off int64) bool {
 		if first {
 			first = false
@@ -332,6 +425,14 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 				}
 				return true
 			}
+		}
+		if f.Type == typeLink {
+			ls, err := decodeLinks(f.Payload)
+			if err != nil {
+				s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
+			}
+			links = append(links, ls...)
+			return true
 		}
 		if err := e.decode(f); err != nil {
 			s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
@@ -373,12 +474,24 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		return res, err
 	}
 	res.size = int64(len(buf))
+	var src *logSource
+	if n, ok := logNumber(name); ok {
+		src = &logSource{run: runOf(name), n: n}
+		for _, d := range damages {
+			src.damaged = src.damaged || !d.Tail
+		}
+	}
+	for i := range links {
+		if l := &links[i]; l.part >= 0 && l.part < len(res.parts) {
+			res.parts[l.part].link = l
+		}
+	}
 	for p := range res.parts {
 		g := &res.parts[p]
 		if g.empty() {
 			continue
 		}
-		g.buf = buf
+		g.buf, g.src = buf, src
 		if upto != nil {
 			g.aboveOf, g.aboveSet = upto[p], true
 		}
