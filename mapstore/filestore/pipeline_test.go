@@ -34,6 +34,7 @@ type slowServer struct {
 	now     atomic.Int64 // log PUTs in progress
 	most    atomic.Int64 // the most log PUTs in progress at once
 	logPuts atomic.Int64
+	logSent atomic.Int64 // body bytes of log PUTs
 }
 
 func newSlowServer(tb testing.TB, delay time.Duration) (*slowServer, fsbackend.FS) {
@@ -64,6 +65,7 @@ func newSlowServer(tb testing.TB, delay time.Duration) (*slowServer, fsbackend.F
 func (s *slowServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/log/") {
 		s.logPuts.Add(1)
+		s.logSent.Add(max(0, r.ContentLength))
 		n := s.now.Add(1)
 		for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
 		}
