@@ -20,9 +20,10 @@ const DefaultMaxInFlight = 8
 // The pipelined group commit, on back ends without durable append (HDFS,
 // object stores), where every batch is a new file and making one durable
 // is a round trip or more: the flusher takes everything queued as a batch
-// whenever fewer than Options.MaxInFlight batches are in flight, numbers
-// it and writes its file in the background, so several files are being
-// written at once. Batches are resolved in number order: a batch is
+// whenever fewer than Options.MaxInFlight batches are in flight (and, with
+// some in flight, once what is queued is at least a MaxInFlight-th of what
+// they hold), numbers it and writes its file in the background, so several
+// files are being written at once. Batches are resolved in number order: a batch is
 // acknowledged once its own file is durable and every earlier batch was
 // acknowledged, so an acknowledged record never depends on one that may
 // still be lost. When a batch fails, every batch after it that is still
@@ -41,6 +42,7 @@ const DefaultMaxInFlight = 8
 type pipeline struct {
 	// under writer.mu
 	inflight []*batch // in number order
+	waiting  int      // requests in the batches in flight
 	// owned by the flusher goroutine
 	failing error // the first failure while batches after it are resolved
 	// pending maps a partition to the newest batch in flight holding it.
@@ -85,6 +87,7 @@ func (w *writer) runPipelined() {
 		var done []*batch
 		for len(p.inflight) > 0 && p.inflight[0].finished {
 			done = append(done, p.inflight[0])
+			p.waiting -= len(p.inflight[0].reqs)
 			p.inflight[0] = nil
 			p.inflight = p.inflight[1:]
 		}
@@ -116,7 +119,13 @@ func (w *writer) pipeReady() bool {
 	if len(p.inflight) > 0 && p.inflight[0].finished {
 		return true
 	}
-	return len(w.queue) > 0 && len(p.inflight) < w.s.opts.MaxInFlight && p.failing == nil
+	if len(w.queue) == 0 || len(p.inflight) >= w.s.opts.MaxInFlight || p.failing != nil {
+		return false
+	}
+	// With batches in flight, start one only once it would hold its share
+	// of what is waiting, so that many callers do not spread over as many
+	// tiny batches (a request each costs as much as a big one).
+	return len(p.inflight) == 0 || len(w.queue)*w.s.opts.MaxInFlight >= p.waiting
 }
 
 // launch starts writing the requests as one batch file.
@@ -169,6 +178,7 @@ func (w *writer) launch(reqs []*request) {
 	b.size = int64(head) + b.body
 	w.mu.Lock()
 	p.inflight = append(p.inflight, b)
+	p.waiting += len(reqs)
 	w.mu.Unlock()
 	p.uploads.Add(1)
 	go func() {
