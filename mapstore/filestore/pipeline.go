@@ -21,9 +21,9 @@ const DefaultMaxInFlight = 8
 // object stores), where every batch is a new file and making one durable
 // is a round trip or more: the flusher takes everything queued as a batch
 // whenever fewer than Options.MaxInFlight batches are in flight (and, with
-// some in flight, once what is queued is at least a MaxInFlight-th of what
-// they hold), numbers it and writes its file in the background, so several
-// files are being written at once. Batches are resolved in number order: a batch is
+// some in flight, once what is queued is at least their average batch),
+// numbers it and writes its file in the background, so several files are
+// being written at once. Batches are resolved in number order: a batch is
 // acknowledged once its own file is durable and every earlier batch was
 // acknowledged, so an acknowledged record never depends on one that may
 // still be lost. When a batch fails, every batch after it that is still
@@ -122,10 +122,12 @@ func (w *writer) pipeReady() bool {
 	if len(w.queue) == 0 || len(p.inflight) >= w.s.opts.MaxInFlight || p.failing != nil {
 		return false
 	}
-	// With batches in flight, start one only once it would hold its share
-	// of what is waiting, so that many callers do not spread over as many
-	// tiny batches (a request each costs as much as a big one).
-	return len(p.inflight) == 0 || len(w.queue)*w.s.opts.MaxInFlight >= p.waiting
+	// With batches in flight, start one only once it would hold as many
+	// requests as they do on average, so that many callers do not spread
+	// over as many tiny files: a file costs about as much as a big one
+	// (HDFS: NameNode calls and a DataNode sync each; object stores: a
+	// request).
+	return len(p.inflight) == 0 || len(w.queue)*len(p.inflight) >= p.waiting
 }
 
 // launch starts writing the requests as one batch file.
