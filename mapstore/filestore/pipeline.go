@@ -215,8 +215,7 @@ func (w *writer) resolve(b *batch) {
 		err = fmt.Errorf("stowage/mapstore/filestore: write %s: %w: %w", b.name, errEarlierBatch, p.failing)
 	}
 	if err == nil {
-		w.s.addFile(b.name, b.size, false)
-		w.s.noteWritten(b.name, b.body, b.reqs)
+		w.s.addBatchFile(b)
 	} else if p.failing == nil {
 		p.failing = err
 	}
@@ -237,4 +236,15 @@ func (w *writer) resolve(b *batch) {
 		default:
 		}
 	}
+}
+
+// addBatchFile makes a durable batch file known with the versions it
+// holds in one step: compaction counts a finished file without versions as
+// covered, and must never see this one so.
+func (s *Store) addBatchFile(b *batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[b.name] = &logFile{name: b.name, run: s.run, size: b.size, maxVer: map[int]mapstore.Version{}, own: true, final: true, counted: true}
+	s.logTotal += b.size
+	s.noteWrittenLocked(b.name, b.body, b.reqs)
 }
