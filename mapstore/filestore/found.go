@@ -271,8 +271,8 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 }
 
 // broken returns, for each segment, whether recovery must leave out its
-// puts and deletes because a batch written before it is missing (nil if
-// no segment has a link, the usual case). A pipelined writer has several
+// puts and deletes because a batch written before it is missing (all
+// false if no segment has a link, the usual case). A pipelined writer has several
 // batch files in flight at once and acknowledges a batch only once every
 // earlier batch of its partitions is durable; when a later file was
 // finished but an earlier one was not (a crash), the later file's records
