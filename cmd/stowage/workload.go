@@ -21,6 +21,16 @@ type keyState struct {
 	inflight  bool
 	inValue   string
 	inDeleted bool
+	// earlier holds the writes whose outcome is unknown that a later write
+	// of the key took over from as the one in flight before any was
+	// acknowledged (the member died under them, and a writer that found
+	// it gone tried the key again): any of them may have become durable.
+	earlier []flight
+}
+
+type flight struct {
+	value   string
+	deleted bool
 }
 
 // workload writes job state through the HTTP API from several writers,
@@ -96,6 +106,9 @@ func (w *workload) op(ctx context.Context, addr, key, val string, del bool) bool
 		st = &keyState{}
 		w.state[key] = st
 	}
+	if st.inflight {
+		st.earlier = append(st.earlier, flight{st.inValue, st.inDeleted})
+	}
 	st.inflight, st.inValue, st.inDeleted = true, val, del
 	w.mu.Unlock()
 	method := http.MethodPut
@@ -114,7 +127,7 @@ func (w *workload) op(ctx context.Context, addr, key, val string, del bool) bool
 	defer w.mu.Unlock()
 	switch {
 	case resp.StatusCode == http.StatusNoContent || (del && resp.StatusCode == http.StatusNotFound):
-		st.acked, st.value, st.deleted, st.inflight = true, val, del, false
+		st.acked, st.value, st.deleted, st.inflight, st.earlier = true, val, del, false, nil
 		if del {
 			st.value = ""
 		}
@@ -158,12 +171,15 @@ func (w *workload) verify(ctx context.Context, addr string) (checked int, bad []
 		if !ok && st.inflight {
 			ok = (st.inDeleted && !present) || (!st.inDeleted && present && got == st.inValue)
 		}
+		for _, e := range st.earlier {
+			ok = ok || (e.deleted && !present) || (!e.deleted && present && got == e.value)
+		}
 		checked++
 		if !ok {
 			bad = append(bad, fmt.Sprintf("%s: got %q (present %v), last acknowledged %q (deleted %v)", key, got, present, st.value, st.deleted))
 		}
 		// The value read is now the truth for the next round.
-		st.acked, st.inflight, st.deleted, st.value = true, false, !present, got
+		st.acked, st.inflight, st.deleted, st.value, st.earlier = true, false, !present, got, nil
 		if !present {
 			st.value = ""
 		}

@@ -2,11 +2,16 @@
 // any fsbackend (local disk, HDFS, object stores) as group-committed log
 // files plus per-partition snapshots written from memory.
 //
-// Writes: Store/Delete queue framed records; one flusher writes everything
-// queued while the previous flush ran as one batch — appended and
-// fdatasync'ed on local disk, one new closed file per batch elsewhere — and
-// only then do the calls return. Each member run writes its own files and
-// never modifies a finished one.
+// Writes: Store/Delete queue framed records, and only return once they are
+// durable. On local disk one flusher appends everything queued while the
+// previous flush ran as one batch and fdatasyncs it. Elsewhere (HDFS,
+// object stores) each batch is a new closed file, and the commit is
+// pipelined: whenever fewer than Options.MaxInFlight batch files are being
+// written, everything queued goes out as the next one, so throughput is not
+// one round trip per batch; a batch is acknowledged once its file and every
+// earlier batch's are durable, and a crash that leaves a later batch's
+// file without an earlier one's recovers neither (see FORMAT.md, "Links").
+// Each member run writes its own files and never modifies a finished one.
 //
 // Compaction: the owner of the data (the in-memory map) is the snapshot
 // source. Partitions whose log has grown are snapshotted, the snapshot is

@@ -24,6 +24,11 @@ const (
 	// same bytes as before and every older file reads unchanged.
 	typePutExp     = 'X' // a put with a deadline: partition, epoch, seq, key, expires, value
 	typeSnapChunkX = 'K' // a run of snapshot entries with deadlines
+
+	// Added with the pipelined commit (FORMAT.md, "Links"): written only
+	// into a batch file started while an earlier batch of one of its
+	// partitions was still in flight.
+	typeLink = 'L' // per partition: partition, file-number distance, epoch, seq
 )
 
 // FormatVersion is the version of the map directory layout and payloads.
@@ -134,4 +139,39 @@ func encodeEpoch(p int, v mapstore.Version) []byte {
 	b := record.AppendUvarint(nil, uint64(p))
 	b = record.AppendUvarint(b, v.Epoch)
 	return record.AppendUvarint(b, v.Seq)
+}
+
+// link ties a batch file's records of one partition to the batch of that
+// partition written before it, which was still in flight when this one
+// was started: back is how many file numbers earlier (in the same run)
+// that batch is, ver the highest version of the partition it holds.
+type link struct {
+	part int
+	back uint64
+	ver  mapstore.Version
+}
+
+func encodeLinks(b []byte, links []link) []byte {
+	for _, l := range links {
+		b = record.AppendUvarint(b, uint64(l.part))
+		b = record.AppendUvarint(b, l.back)
+		b = record.AppendUvarint(b, l.ver.Epoch)
+		b = record.AppendUvarint(b, l.ver.Seq)
+	}
+	return b
+}
+
+// decodeLinks reads an L frame's payload.
+func decodeLinks(payload []byte) ([]link, error) {
+	r := record.NewReader(payload)
+	var out []link
+	for r.Len() > 0 {
+		l := link{part: int(r.Uvarint()), back: r.Uvarint()}
+		l.ver.Epoch, l.ver.Seq = r.Uvarint(), r.Uvarint()
+		if r.Err() != nil || l.back == 0 {
+			return nil, errPayload
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

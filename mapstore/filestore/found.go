@@ -48,6 +48,19 @@ type segment struct {
 	aboveOf  mapstore.Version
 	aboveSet bool
 	prevVal  int64 // while reading: the end of the last put's value in buf
+	// src is the log file the segment is from; link, if not nil, the
+	// partition's entry in the file's L frame (see found.broken).
+	src  *logSource
+	link *link
+}
+
+// logSource names the log file segments come from, for links to find.
+type logSource struct {
+	run string
+	n   uint64
+	// damaged: the file has damage other than a torn tail, so a record a
+	// link names may be unreadable in it although the batch was whole.
+	damaged bool
 }
 
 // empty reports whether the segment holds no record.
@@ -187,10 +200,11 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	ordered := true
 	var prev mapstore.Version
 	havePrev := false
+	skip := f.broken(upto)
 	for i := range f {
 		g := &f[i]
 		starts = append(starts, g.starts...)
-		if g.n == 0 {
+		if g.n == 0 || skip[i] {
 			continue
 		}
 		if !g.sorted || (havePrev && g.first.Less(prev)) {
@@ -206,8 +220,8 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	if ordered {
 		for i := range f {
 			g := &f[i]
-			if g.n == 0 || !upto.Less(g.last) {
-				continue // all at or below the snapshot
+			if g.n == 0 || !upto.Less(g.last) || skip[i] {
+				continue // all at or below the snapshot, or after a gap
 			}
 			c := cursor{g: g}
 			for c.next(&e) {
@@ -223,6 +237,9 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 	// Out of order: decode what is kept, order it, apply it.
 	kept := make([]logEntry, 0, f.count())
 	for i := range f {
+		if skip[i] {
+			continue
+		}
 		c := cursor{g: &f[i]}
 		for c.next(&e) {
 			if keep(&e) {
@@ -250,6 +267,81 @@ func (f found) replay(upto mapstore.Version, fn func(e *logEntry) error) error {
 		}
 	}
 	return nil
+}
+
+// broken returns, for each segment, whether recovery must leave out its
+// puts and deletes because a batch written before it is missing (all
+// false if no segment has a link, the usual case). A pipelined writer has several
+// batch files in flight at once and acknowledges a batch only once every
+// earlier batch of its partitions is durable; when a later file was
+// finished but an earlier one was not (a crash), the later file's records
+// of those partitions were never acknowledged, and applying them would
+// skip the missing ones. So a segment stands only if its link is
+// satisfied: the linked version is at or below upto (the snapshot covers
+// that batch, whose file compaction may have deleted), or the linked
+// file of the same run is here with that version as the partition's
+// highest (or with damage at rest, which may have taken the record; the
+// file itself was whole), and that segment stands too. A file of an
+// unfinished batch is absent (object stores) or ends short of the linked
+// version (a torn HDFS file). Epoch starts are kept whatever: they only
+// drop records.
+func (f found) broken(upto mapstore.Version) []bool {
+	linked := false
+	for i := range f {
+		if f[i].link != nil {
+			linked = true
+			break
+		}
+	}
+	if !linked {
+		return make([]bool, len(f))
+	}
+	type fileKey struct {
+		run string
+		n   uint64
+	}
+	at := make(map[fileKey]int, len(f))
+	for i := range f {
+		if src := f[i].src; src != nil {
+			at[fileKey{src.run, src.n}] = i
+		}
+	}
+	const (
+		unknown = iota
+		checking
+		stands
+		falls
+	)
+	state := make([]uint8, len(f))
+	skip := make([]bool, len(f))
+	var check func(i int) bool
+	check = func(i int) bool {
+		switch state[i] {
+		case stands, checking: // a cycle cannot come from a writer: let it stand
+			return true
+		case falls:
+			return false
+		}
+		state[i] = checking
+		ok := true
+		if l, src := f[i].link, f[i].src; l != nil && src != nil && upto.Less(l.ver) {
+			j, found := -1, false
+			if l.back <= src.n {
+				j, found = at[fileKey{src.run, src.n - l.back}]
+			}
+			ok = found && (f[j].max == l.ver || f[j].src.damaged) && check(j)
+		}
+		if ok {
+			state[i] = stands
+		} else {
+			state[i], skip[i] = falls, true
+		}
+		return ok
+	}
+	for i := range f {
+		check(i)
+	}
+	return skip
 }
 
 // cut reports whether a record of version v is dropped by a later epoch's
@@ -364,12 +456,28 @@ func (st *sorter) finish(buf []byte) {
 	}
 }
 
+// sourceOf names the log file name for the links of other files to find
+// (nil for a name that is not a log file's), with whether it has damage
+// other than a torn tail.
+func sourceOf(name string, damages []record.Damage) *logSource {
+	n, ok := logNumber(name)
+	if !ok {
+		return nil
+	}
+	src := &logSource{run: runOf(name), n: n}
+	for _, d := range damages {
+		src.damaged = src.damaged || !d.Tail
+	}
+	return src
+}
+
 // readLog reads one log file and sorts its records by partition (see
 // readLogs).
 func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, upto []mapstore.Version) (logRead, error) {
 	var st *sorter
 	rejected := false
 	first := true
+	var links []link
 	buf, damages, err := s.readFrames(ctx, name, func(f record.Frame, off int64) bool {
 		if first {
 			first = false
@@ -381,6 +489,14 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 				}
 				return true
 			}
+		}
+		if f.Type == typeLink {
+			ls, err := decodeLinks(f.Payload)
+			if err != nil {
+				s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
+			}
+			links = append(links, ls...)
+			return true
 		}
 		if err := st.frame(f, off); err != nil {
 			s.damage(Damage{File: name, Offset: off, Length: int64(len(f.Payload) + record.HeaderSize), Reason: err.Error()})
@@ -401,6 +517,15 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 		res.segs = nil
 	}
 	st.finish(buf)
+	src := sourceOf(name, damages)
+	for i := range res.segs {
+		res.segs[i].src = src
+	}
+	for i := range links {
+		if l := &links[i]; l.part >= 0 && l.part < s.parts && st.at[l.part] > 0 && !rejected {
+			res.segs[st.at[l.part]-1].link = l
+		}
+	}
 	s.mu.Lock()
 	lf := s.files[name]
 	active := lf != nil && lf.active

@@ -37,6 +37,13 @@ func runOf(name string) string {
 	return parts[2]
 }
 
+// logNumber returns the number n of a log file name (see logName).
+func logNumber(name string) (uint64, bool) {
+	i := strings.LastIndexByte(name, '/')
+	n, err := strconv.ParseUint(strings.TrimSuffix(name[i+1:], ".log"), 10, 64)
+	return n, err == nil && strings.HasSuffix(name, ".log")
+}
+
 const (
 	kindLog  = "log"
 	kindSnap = "snap"

@@ -147,9 +147,15 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 	if !ok {
 		return logRead{}, errRanged
 	}
+	// A link frame is not a record: a file that holds one is read in
+	// order (readLog) instead.
 	res := logRead{size: size, maxVer: map[int]mapstore.Version{}}
+	src := sourceOf(name, nil)
 	for _, pt := range parts {
 		pt.st.finish(buf)
+		for i := range pt.st.res.segs {
+			pt.st.res.segs[i].src = src
+		}
 		res.segs = append(res.segs, pt.st.res.segs...)
 		res.outside = append(res.outside, pt.st.res.outside...)
 		for p, v := range pt.st.res.maxVer {

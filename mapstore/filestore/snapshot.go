@@ -43,6 +43,10 @@ func (s *Store) finishFile(name string) {
 func (s *Store) noteWritten(name string, n int64, batch []*request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.noteWrittenLocked(name, n, batch)
+}
+
+func (s *Store) noteWrittenLocked(name string, n int64, batch []*request) {
 	s.lastWrite = time.Now()
 	lf := s.files[name]
 	if lf == nil {

@@ -68,6 +68,12 @@ type Options struct {
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every piece of damage found.
 	OnDamage func(Damage)
+	// MaxInFlight bounds how many batch files are written at once on back
+	// ends without durable append (HDFS, object stores), where each batch
+	// is a new file: a batch is acknowledged once its own file and every
+	// earlier batch's are durable (default 8; 1 writes one at a time).
+	// Local disk appends every batch to one segment, one at a time.
+	MaxInFlight int
 	// OnBatch, if set, is called after each group-commit batch.
 	OnBatch func(records, bytes int, took time.Duration, err error)
 }
@@ -186,6 +192,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.CompactRatio <= 0 {
 		opts.CompactRatio = 0.5
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	if opts.RefreshInterval <= 0 {
 		opts.RefreshInterval = 10 * time.Second

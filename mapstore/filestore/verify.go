@@ -122,6 +122,12 @@ func (s *Store) Verify(ctx context.Context, progress func(done, total int)) ([]D
 			if f.Type == typeLogHeader {
 				continue
 			}
+			if f.Type == typeLink {
+				if _, err := decodeLinks(f.Payload); err != nil {
+					out = append(out, Damage{File: fi.Name, Offset: sc.Offset(), Reason: err.Error()})
+				}
+				continue
+			}
 			if _, err := decodeRecord(f); err != nil {
 				out = append(out, Damage{File: fi.Name, Offset: sc.Offset(), Reason: err.Error()})
 			}

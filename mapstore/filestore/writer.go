@@ -14,8 +14,9 @@ import (
 
 // writer is the group committer: callers queue framed records, and one
 // flusher writes everything queued while the previous flush ran as one
-// batch, with one fdatasync (DurableAppend back ends) or one new closed
-// file (every other back end). There is no fixed delay.
+// batch, with one fdatasync (DurableAppend back ends); on every other back
+// end each batch is a new file, several of them written at once (see
+// pipeline.go). There is no fixed delay.
 type writer struct {
 	s      *Store
 	append bool
@@ -31,6 +32,8 @@ type writer struct {
 	segSize int64
 	segN    int
 	buf     []byte
+
+	pipe pipeline // back ends without durable append
 }
 
 type request struct {
@@ -72,6 +75,10 @@ func (w *writer) submit(ctx context.Context, r *request) error {
 }
 
 func (w *writer) run() {
+	if !w.append {
+		w.runPipelined()
+		return
+	}
 	var batch []*request
 	for {
 		w.mu.Lock()
@@ -141,20 +148,10 @@ func (w *writer) flush(batch []*request) {
 	}
 }
 
-// write makes b durable and returns the file it went to.
+// write appends b to the segment, makes it durable and returns the
+// segment's name.
 func (w *writer) write(b []byte) (string, error) {
 	ctx := context.Background()
-	if !w.append {
-		w.segN++
-		name := logName(w.s.gen, w.s.run, w.segN)
-		data := append(w.header(), b...)
-		if err := fsbackend.WriteFile(ctx, w.s.fs, name, data); err != nil {
-			_ = w.s.fs.Remove(ctx, name)
-			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
-		}
-		w.s.addFile(name, int64(len(data)), false)
-		return name, nil
-	}
 	if w.seg == nil {
 		w.segN++
 		name := logName(w.s.gen, w.s.run, w.segN)
