@@ -149,13 +149,33 @@ func (s *fencedStore) Admit(ctx context.Context) error {
 // fenced wraps st with the lease of its namespace, if this member holds
 // one (members given an in-memory cluster by Options.TestHooks do not).
 func (n *Node) fenced(ms *config.MapStoreConfig, st *filestore.Store) mapstore.MapStore {
+	if l := n.leaseOf(ms); l != nil {
+		return &fencedStore{fileStore: st, lease: l}
+	}
+	return st
+}
+
+// leaseOf returns the lease of the map store's namespace that this member
+// holds, or nil.
+func (n *Node) leaseOf(ms *config.MapStoreConfig) *nslease.Lease {
 	key := leaseKey(ms)
 	for _, l := range n.leases {
 		if l.key == key {
-			return &fencedStore{fileStore: st, lease: l.l}
+			return l.l
 		}
 	}
-	return st
+	return nil
+}
+
+// compactionFence is filestore.Options.Fence for a map store of the
+// namespace ms: the store's compaction waits while the lease is not
+// known to be renewed, as its writes do (nil without a lease).
+func (n *Node) compactionFence(ms *config.MapStoreConfig) func() error {
+	l := n.leaseOf(ms)
+	if l == nil {
+		return nil
+	}
+	return l.Check
 }
 
 // hostLock takes an exclusive flock (held until the file is closed; the

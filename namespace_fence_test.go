@@ -234,3 +234,84 @@ func TestFencedOwnerRefusalKeepsItsSentinel(t *testing.T) {
 		return refused >= 40
 	})
 }
+
+// TestFencedMemberLeavesFilesAlone: while its cluster cannot renew the
+// namespace lease, a member's map store changes no file in the background
+// either (its compaction waits: another cluster may own the files by
+// then); once the lease is renewed, the compaction it held back runs.
+func TestFencedMemberLeavesFilesAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts membership on loopback ports")
+	}
+	dir := t.TempDir()
+	var blocked, watch atomic.Bool
+	var mu sync.Mutex
+	var changed []string
+	inj := errorfs.InjectorFunc(func(c errorfs.Call) error {
+		if strings.Contains(c.Name, nslease.LeaseDir) {
+			if blocked.Load() && c.Op == errorfs.OpCreate {
+				return fmt.Errorf("%w: lease record %s", errorfs.ErrInjected, c.Name)
+			}
+			return nil
+		}
+		switch c.Op {
+		case errorfs.OpCreate, errorfs.OpRemove, errorfs.OpRename, errorfs.OpRemoveAll:
+			if watch.Load() && strings.Contains(c.Name, "engine_jobs") {
+				mu.Lock()
+				changed = append(changed, string(c.Op)+" "+c.Name)
+				mu.Unlock()
+			}
+		}
+		return nil
+	})
+	hooks := &testhook.Hooks{OpenFS: func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error) {
+		f, err := fsbackend.Open(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return errorfs.Wrap(f, inj), nil
+	}}
+	n := open(t, stowage.Options{Config: fenceConfig(t, dir, freePort(t)), TestHooks: hooks})
+	defer n.Close()
+	m := strMap(t, n, "engine_jobs")
+	big := strings.Repeat("x", 8<<10)
+	ctx := context.Background()
+	// A few keys overwritten until the fence: the log grows far beyond
+	// the live bytes, and compaction is due a second after the last write.
+	blocked.Store(true)
+	deadline := time.Now().Add(5 * fenceTTL)
+	for i := 0; ; i++ {
+		err := m.Put(ctx, fmt.Sprintf("k%d", i%5), big)
+		if errors.Is(err, stowage.ErrNamespaceLeaseLost) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fence within %s", 5*fenceTTL)
+		}
+	}
+	watch.Store(true)
+	time.Sleep(3 * time.Second)
+	mu.Lock()
+	if len(changed) > 0 {
+		t.Errorf("a fenced member changed files: %v", changed)
+	}
+	changed = nil
+	mu.Unlock()
+	blocked.Store(false)
+	deadline = time.Now().Add(10 * fenceTTL)
+	for {
+		mu.Lock()
+		n := len(changed)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no compaction within %s of the renewal: the fence's hold shows nothing", 10*fenceTTL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

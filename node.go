@@ -346,7 +346,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
 		st, err := filestore.Open(ctx, filestore.Options{
 			FS: sub, Backend: f, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
-			RunID: n.runID(), IsLive: n.storeLiveness(),
+			RunID: n.runID(), IsLive: n.storeLiveness(), Fence: n.compactionFence(ms),
 			OnDamage: func(d filestore.Damage) {
 				if n.opts.OnDamage != nil {
 					n.opts.OnDamage(name, d)

@@ -84,6 +84,9 @@ func (s *Store) covered(p int, v mapstore.Version) bool {
 // every RefreshInterval, and only when the directory is shared) learns
 // what other runs wrote since and lets them go.
 func (s *Store) collect(ctx context.Context, live liveness) error {
+	if s.fenced() {
+		return nil
+	}
 	logs, drop, waiting, need := s.collectable(live)
 	var rerr error
 	if s.refreshDue(need) {
@@ -325,4 +328,17 @@ func (s *Store) Admit(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// fenced reports whether Options.Fence refuses background changes to
+// storage now.
+func (s *Store) fenced() bool {
+	if s.opts.Fence == nil {
+		return false
+	}
+	if err := s.opts.Fence(); err != nil {
+		s.log.Debug("stowage/mapstore/filestore: compaction waits for the fence", "err", err)
+		return true
+	}
+	return false
 }

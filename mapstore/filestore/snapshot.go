@@ -125,7 +125,7 @@ func (s *Store) Compact(ctx context.Context) error {
 	s.mu.Lock()
 	src, closed := s.source, s.closed
 	s.mu.Unlock()
-	if src == nil || closed {
+	if src == nil || closed || s.fenced() {
 		return nil
 	}
 	live := s.liveness()
@@ -257,6 +257,9 @@ loop:
 // the source may no longer hold it. After Acquire, the snapshots of p on
 // storage are listed first, so that this one replaces them.
 func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int) error {
+	if s.fenced() {
+		return nil // a compaction under way when the fence came stops here
+	}
 	s.mu.Lock()
 	gen, acquired := s.ownGen[p], s.acquired[p]
 	if !s.owned[p] {

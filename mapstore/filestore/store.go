@@ -28,6 +28,13 @@ type Options struct {
 	// that FS was made from (fsbackend.Sub), given to the store to own
 	// (an Open that fails leaves it to the caller).
 	Backend io.Closer
+	// Fence, if set, is asked before the store's own background work
+	// changes storage (a compaction: snapshots, a rolled segment, removal
+	// of covered files); while it returns an error that work waits for a
+	// later round. It is how a member whose cluster cannot confirm it
+	// still holds the namespace keeps off files another cluster may own
+	// by then. Writes are fenced by the caller (mapstore.Admitter).
+	Fence func() error
 	// Partitions is the partition count (default keyhash.DefaultPartitions).
 	// A map stored with another count is re-hashed on Open.
 	Partitions int
