@@ -220,25 +220,7 @@ func benchAddrs(ms []*child) []string {
 // (its own ports, data directory and cluster name), starts them, and waits
 // until each is healthy and every backup is filled.
 func (cb *clusterBench) startCluster(ctx context.Context, name string, k int) ([]*child, error) {
-	base, err := freeMemberPorts(10)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(cb.dir, name)
-	cfgDir := filepath.Join(dir, "config")
-	spec := netSpec{Port: base, Ports: 10, MinSize: k, Backups: 1}
-	if cb.tls {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		secret := filepath.Join(dir, "cluster.secret")
-		if err := os.WriteFile(secret, []byte(strconv.FormatInt(time.Now().UnixNano(), 36)+"-bench-cluster-secret\n"), 0o600); err != nil {
-			return nil, err
-		}
-		spec.SSL = "    ssl:\n      enabled: true\n      properties:\n        cluster-secret-file: " + strconv.Quote(secret) + "\n"
-	}
-	err = writeConfigDirOn(cfgDir, "bench-"+name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		spec, benchStoreProps)
+	dir, cfgDir, err := cb.writeClusterConfig(name, k)
 	if err != nil {
 		return nil, err
 	}
@@ -512,4 +494,31 @@ func meanFailover(fs []benchFailover) time.Duration {
 		sum += f.Writes
 	}
 	return (sum / time.Duration(len(fs))).Round(time.Millisecond)
+}
+
+// writeClusterConfig writes the config directory of a fresh cluster of k
+// members named name under cb.dir: its own ports, data directory and
+// cluster name, and with cb.tls a cluster secret. It returns the
+// cluster's directory and its config directory.
+func (cb *clusterBench) writeClusterConfig(name string, k int) (dir, cfgDir string, err error) {
+	base, err := freeMemberPorts(10)
+	if err != nil {
+		return "", "", err
+	}
+	dir = filepath.Join(cb.dir, name)
+	cfgDir = filepath.Join(dir, "config")
+	spec := netSpec{Port: base, Ports: 10, MinSize: k, Backups: 1}
+	if cb.tls {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", "", err
+		}
+		secret := filepath.Join(dir, "cluster.secret")
+		if err := os.WriteFile(secret, []byte(strconv.FormatInt(time.Now().UnixNano(), 36)+"-bench-cluster-secret\n"), 0o600); err != nil {
+			return "", "", err
+		}
+		spec.SSL = "    ssl:\n      enabled: true\n      properties:\n        cluster-secret-file: " + strconv.Quote(secret) + "\n"
+	}
+	err = writeConfigDirOn(cfgDir, "bench-"+name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
+		spec, benchStoreProps)
+	return dir, cfgDir, err
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,25 +78,8 @@ func closeNodes(nodes []*stowage.Node) {
 // openEmbedded opens k members of a fresh cluster in this process and
 // waits until each serves and every backup is filled.
 func (cb *clusterBench) openEmbedded(ctx context.Context, name string, k int) ([]*stowage.Node, error) {
-	base, err := freeMemberPorts(10)
+	dir, cfgDir, err := cb.writeClusterConfig(name, k)
 	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(cb.dir, name)
-	cfgDir := filepath.Join(dir, "config")
-	spec := netSpec{Port: base, Ports: 10, MinSize: k, Backups: 1}
-	if cb.tls {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		secret := filepath.Join(dir, "cluster.secret")
-		if err := os.WriteFile(secret, []byte(strconv.FormatInt(time.Now().UnixNano(), 36)+"-bench-cluster-secret\n"), 0o600); err != nil {
-			return nil, err
-		}
-		spec.SSL = "    ssl:\n      enabled: true\n      properties:\n        cluster-secret-file: " + strconv.Quote(secret) + "\n"
-	}
-	if err := writeConfigDirOn(cfgDir, "bench-"+name, filepath.Join(dir, "data", "imap"), filepath.Join(dir, "data", "checkpoint")+"/",
-		spec, benchStoreProps); err != nil {
 		return nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, "members.log"))
