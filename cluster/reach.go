@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -83,7 +84,7 @@ func (pr *Protocol) checkReach(ms []Member) {
 		}
 	}
 	for id := range pr.reach.heard {
-		if !containsID(ms, id) && id != pr.self {
+		if id != pr.self && !slices.ContainsFunc(ms, func(m Member) bool { return m.ID == id }) {
 			delete(pr.reach.heard, id)
 		}
 	}
@@ -144,15 +145,6 @@ func (pr *Protocol) checkReach(ms []Member) {
 		pr.reach.checking = false
 		pr.reach.mu.Unlock()
 	}
-}
-
-func containsID(ms []Member, id string) bool {
-	for _, m := range ms {
-		if m.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // Unneeded reports whether a take-over need not wait for member id,
