@@ -12,8 +12,11 @@ import (
 	"github.com/stowage/stowage/fsbackend/nslease"
 )
 
-// leaseTTL is short so that the suite waits little for expiry.
-const leaseTTL = 600 * time.Millisecond
+// leaseTTL is short so that the suite waits little for expiry, and long
+// enough that a renewal (every TTL/4, bounded by that) reaches a slow test
+// server on a busy machine in time: at 600 ms a renewal against moto that
+// took more than 150 ms let the record expire under its holder.
+const leaseTTL = 3 * time.Second
 
 // RunLease checks the namespace lease on a back end: a second cluster is
 // refused while the first renews, with an error naming the path and the
