@@ -103,7 +103,7 @@ type lockState struct {
 	Owner  string
 	Member string
 	Count  int   // 0: released (kept to answer a repeated release)
-	Until  int64 // end of the lease, Unix nanoseconds on the owner's clock
+	Until  int64 // end of the lease (released: of the keeping), Unix nanoseconds on the owner's clock
 	Req    string
 }
 
@@ -187,15 +187,17 @@ func (e *Engine) lockDecider(b []byte) func(old []byte, ok bool) Decision {
 			st.Count--
 			st.Req = req.ID
 			if st.Count == 0 {
-				// Released: kept, with the call's id, until the key is
-				// locked or looked at again.
-				st.Until = 0
+				// Released: kept, with the call's id, for releasedKeep
+				// (Until now says until when), so that the same release
+				// routed again after a fail-over still succeeds.
+				st.Until = now.Add(releasedKeep).UnixNano()
 			}
 			return Decision{Write: true, Value: st.encode()}
 		case lockForce:
 			return Decision{Write: ok, Delete: true}
 		case lockQuery:
-			return Decision{Write: ok && !live, Delete: true}
+			kept := st.Count == 0 && now.UnixNano() < st.Until
+			return Decision{Write: ok && !live && !kept, Delete: true}
 		}
 		return Decision{}
 	}
@@ -389,8 +391,20 @@ func (m *Map) ForceUnlock(ctx context.Context, key []byte) (bool, error) {
 // IsLocked reports whether a live lock of key is held (by anyone).
 func (m *Map) IsLocked(ctx context.Context, key []byte) (bool, error) {
 	res, err := m.lockOp(ctx, key, lockReq{Op: lockQuery})
-	return res.had && !res.wrote, err
+	if err != nil || !res.had || res.wrote {
+		return false, err
+	}
+	// Left in place: a live lock, or a release still kept.
+	st, err := decodeLockState(res.old)
+	return err == nil && st.Count > 0, nil
 }
+
+// releasedKeep is how long a released lock's entry stays, with the id of
+// the call that released it: an Unlock whose answer was lost when the
+// owner died is routed again to the new owner, which must answer it as
+// the old one did rather than with ErrNotLockHolder. Sweeps at a change
+// of the members, which follow such a death, leave it alone.
+var releasedKeep = time.Minute
 
 // lockSweep is how often an owner clears the lock entries that no longer
 // hold (lease ended, member gone, released), besides at every change of

@@ -22,8 +22,11 @@ func lockEntries(e *Engine, name string) int {
 }
 
 // A change of the members sweeps the lock entries that no longer hold
-// (here: a released lock's entry, and a lock whose lease ended).
+// (here: a released lock's entry kept long enough, and a lock whose lease
+// ended).
 func TestStaleLocksSwept(t *testing.T) {
+	defer func(d time.Duration) { releasedKeep = d }(releasedKeep)
+	releasedKeep = time.Millisecond
 	self := cluster.Member{ID: "m1", Addr: "m1"}
 	view := cluster.NewStaticView(self)
 	e := New(Config{View: view, Replicas: 1, StartMin: 1, OpTimeout: 10 * time.Second})
@@ -60,5 +63,39 @@ func TestStaleLocksSwept(t *testing.T) {
 	}
 	if locked, err := m.IsLocked(ctx, []byte("k3")); err != nil || !locked {
 		t.Fatalf("k3 locked: %v, %v", locked, err)
+	}
+}
+
+// A release whose answer was lost in a fail-over is routed again to the
+// new owner, after the sweep that the change of the members started: it
+// still succeeds.
+func TestRepeatedReleaseSurvivesTheSweep(t *testing.T) {
+	self := cluster.Member{ID: "m1", Addr: "m1"}
+	view := cluster.NewStaticView(self)
+	e := New(Config{View: view, Replicas: 1, StartMin: 1, OpTimeout: 10 * time.Second})
+	defer e.Close()
+	e.Start()
+	ctx := WithLockOwner(context.Background(), "A")
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := []byte("k1")
+	if _, ok, err := m.TryLock(ctx, k, time.Second, time.Minute); err != nil || !ok {
+		t.Fatalf("TryLock: %v, %v", ok, err)
+	}
+	release := lockReq{Op: lockRelease, Owner: "A", ID: "release-1"}
+	if res, err := m.lockOp(ctx, k, release); err != nil || !res.wrote {
+		t.Fatalf("release: %v, %v", res.wrote, err)
+	}
+	e.clearStaleLocks(ctx)
+	if n := lockEntries(e, "jobs"); n != 1 {
+		t.Fatalf("%d lock entries after the sweep, want the released one kept", n)
+	}
+	if locked, err := m.IsLocked(ctx, k); err != nil || locked {
+		t.Fatalf("a released key reads as locked: %v, %v", locked, err)
+	}
+	if res, err := m.lockOp(ctx, k, release); err != nil || !res.wrote {
+		t.Fatalf("the same release again after the sweep: %v, %v", res.wrote, err)
 	}
 }
