@@ -118,7 +118,9 @@ func (m *Map[K, V]) tryLock(ctx context.Context, k K, wait, lease time.Duration)
 }
 
 // Unlock releases one hold of k's lock by the owner ctx carries
-// (ErrNotLockHolder if it holds none).
+// (ErrNotLockHolder if it holds none; ErrIndeterminate if the key's owner
+// failed while answering and the repeated call no longer found the lock
+// held by this owner: see docs/locks.md).
 func (m *Map[K, V]) Unlock(ctx context.Context, k K) error {
 	kb, err := m.key(k)
 	if err != nil {

@@ -260,6 +260,10 @@ type opResult struct {
 	had   bool
 	wrote bool // the decision was to write (for CAS: the condition held)
 	ver   mapstore.Version
+	// rerouted: an earlier attempt went to an owner that stopped answering
+	// after the call may have reached it, so this answer may follow a
+	// first application of the same operation.
+	rerouted bool
 }
 
 // snapshotSource gives the store a partition's live entries and the

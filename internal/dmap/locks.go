@@ -365,7 +365,10 @@ func (m *Map) TryLock(ctx context.Context, key []byte, wait, lease time.Duration
 }
 
 // Unlock releases one hold of key's lock by the owner ctx carries; it
-// fails with ErrNotLockHolder when that owner does not hold it.
+// fails with ErrNotLockHolder when that owner does not hold it, and with
+// ErrIndeterminate when the key's owner failed while answering and the
+// call, routed again, found the lock no longer held by that owner (it may
+// have released it the first time).
 func (m *Map) Unlock(ctx context.Context, key []byte) error {
 	owner := LockOwner(ctx)
 	if owner == "" {
@@ -374,6 +377,12 @@ func (m *Map) Unlock(ctx context.Context, key []byte) error {
 	res, err := m.lockOp(ctx, key, lockReq{Op: lockRelease, Owner: owner, ID: callID()})
 	if err != nil {
 		return err
+	}
+	if !res.wrote && res.rerouted {
+		// The first owner may have released it before it went away, and
+		// another owner may have taken the lock since: the release this
+		// call repeated is then no longer the entry's last.
+		return fmt.Errorf("stowage: map %q: unlock: %w", m.name, ErrIndeterminate)
 	}
 	if !res.wrote {
 		return fmt.Errorf("stowage: map %q: unlock: %w", m.name, ErrNotLockHolder)

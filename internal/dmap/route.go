@@ -37,6 +37,7 @@ func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResul
 	}
 	p := partition.Of(key, e.parts)
 	delay := time.Millisecond
+	rerouted := false
 	for {
 		// Split-brain protection is checked here too, not only at the
 		// owner: below a map's minimum the table does not change
@@ -69,8 +70,12 @@ func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResul
 			res, err = e.remote(ctx, owner, c, key, o)
 		}
 		if err == nil || !retryable(err) {
+			res.rerouted = rerouted
 			return res, err
 		}
+		// An owner that went away may have applied the call before it
+		// could answer.
+		rerouted = rerouted || errors.Is(err, cluster.ErrUnreachable)
 		if delay >= 100*time.Millisecond {
 			e.log.Debug("stowage: routing again", "map", c.name, "partition", p, "owner", owner, "err", err)
 		}
