@@ -357,7 +357,9 @@ func TestRetryGivesUp(t *testing.T) {
 	srv := newServer(t)
 	p := props(t, srv, "fs.s3a.retry.interval", "1ms", "fs.s3a.retry.limit", "1000000", "disable.cache", "true")
 	f := open(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Long enough that the first attempt reaches the server on a busy
+	// machine: the error must carry the server's answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	w, err := f.Create(ctx, "t/1")
 	if err != nil {
