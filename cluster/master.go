@@ -250,10 +250,18 @@ func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
 		return
 	}
 	if ms[0].ID == pr.self {
+		// Collect the members' tables on the next turn, at most once per
+		// recollectEvery: a member may claim a newer table in every
+		// answer (offers.go takes from it no more than a version floor).
 		pr.mu.Lock()
-		pr.wasMstr = false // collect the members' tables on the next turn
+		again := time.Since(pr.recollect) >= recollectEvery
+		if again {
+			pr.wasMstr, pr.recollect = false, time.Now()
+		}
 		pr.mu.Unlock()
-		pr.kickLoop()
+		if again {
+			pr.kickLoop()
+		}
 		return
 	}
 	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, nil)

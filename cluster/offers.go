@@ -42,6 +42,10 @@ import (
 // that no offer makes the versions run out.
 const maxTableJump = 1 << 20
 
+// recollectEvery is how often a master shown newer table versions by
+// the members collects their tables again.
+const recollectEvery = time.Second
+
 // offer is the table one member answered gettab with.
 type offer struct {
 	from string

@@ -208,3 +208,29 @@ func servedBy(tab *partition.Table, owner, backup string) int {
 	}
 	panic(fmt.Sprintf("no partition of %s backed up by %s in %v", owner, backup, tab.Owners))
 }
+
+// A member that claims a newer table in every answer makes the master
+// collect the members' tables again at most once per recollectEvery.
+func TestShownNewerVersionsRecollectAtMostOncePerInterval(t *testing.T) {
+	c, _ := offerCluster(t)
+	setLive(c, "b", "c", "d")
+	b := c[1].pr
+	becomeMaster(t, c[1])
+	wasMaster := func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.wasMstr
+	}
+	ctx := testCtx(t)
+	b.NoteTable(ctx, "c", b.TableVersion()+1)
+	if wasMaster() {
+		t.Fatal("a newer version shown did not make the master collect the tables again")
+	}
+	becomeMaster(t, c[1])
+	for range 10 {
+		b.NoteTable(ctx, "c", b.TableVersion()+1)
+	}
+	if !wasMaster() {
+		t.Fatalf("the master collected the tables again within %s", recollectEvery)
+	}
+}

@@ -65,6 +65,9 @@ type Protocol struct {
 	// without the master taking its table (offers.go): the next table's
 	// version is above it.
 	floor int64
+	// recollect is when a newer version shown made this master collect
+	// the members' tables again (NoteTable).
+	recollect time.Time
 
 	goMu    sync.Mutex // orders Go's Add before Stop's Wait
 	stopped bool
