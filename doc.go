@@ -165,8 +165,10 @@
 // # The packages
 //
 // This package is the public face: Options, Open, Node (Close, Leave and
-// what it reports), Map and GetMap, OpenCheckpointStorage and the errors
-// (errors.go). It wires the rest from the configuration: membership and
+// what it reports), Map and GetMap, Node.OpenCheckpointStorage (a
+// member's checkpoint storage, under a namespace lease of its own) and
+// OpenCheckpointStorage (the same without a lease, for tools), and the
+// errors (errors.go). It wires the rest from the configuration: membership and
 // the transport (package cluster), the map engine (internal/dmap) with
 // each map's store (mapstore/filestore or mapstore/boltstore on an
 // fsbackend), and the storage probe. Below it, imports flow one way

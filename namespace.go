@@ -93,29 +93,41 @@ func (n *Node) takeNamespaces(ctx context.Context) error {
 			return fmt.Errorf("stowage: map-store of %q: %w", mc.Pattern, err)
 		}
 		shown := fmt.Sprintf("namespace %q clusterName %q (hazelcast.map.%s.map-store)", ms.Namespace(), ms.ClusterName(), mc.Pattern)
-		same := n.sameCluster
-		var host *os.File
-		if n.tr == nil {
-			if host, err = hostLock(key); err != nil {
-				f.Close()
-				return fmt.Errorf("stowage: %w: %s: another stand-alone member on this host holds it (%v)", ErrNamespaceInUse, shown, err)
-			}
-			same = n.sameStandalone
-		}
-		l, err := nslease.Acquire(ctx, nslease.Options{
-			FS: f, Dir: dir, Path: shown, TTL: ttl, Logger: n.log,
-			Members: n.leaseMembers, Same: same, Renew: n.isMaster,
-		})
+		l, err := n.acquireLease(ctx, key, f, nslease.Options{Dir: dir, Path: shown, TTL: ttl})
 		if err != nil {
-			f.Close()
-			if host != nil {
-				host.Close()
-			}
-			return fmt.Errorf("stowage: %w", err)
+			return err
 		}
-		n.leases = append(n.leases, nsLease{key: key, l: l, fs: f, host: host})
+		n.leaseMu.Lock()
+		n.leases = append(n.leases, l)
+		n.leaseMu.Unlock()
 	}
 	return nil
+}
+
+// acquireLease takes the lease o describes (its Dir, Records, Path and
+// TTL) on f, named key among this member's leases: shared by the members
+// of this cluster, renewed by the master; a member alone holds its host
+// lock too. On failure it closes f.
+func (n *Node) acquireLease(ctx context.Context, key string, f fsbackend.FS, o nslease.Options) (nsLease, error) {
+	o.FS, o.Logger, o.Members, o.Same, o.Renew = f, n.log, n.leaseMembers, n.sameCluster, n.isMaster
+	var host *os.File
+	if n.tr == nil {
+		var err error
+		if host, err = hostLock(key); err != nil {
+			f.Close()
+			return nsLease{}, fmt.Errorf("stowage: %w: %s: another stand-alone member on this host holds it (%v)", ErrNamespaceInUse, o.Path, err)
+		}
+		o.Same = n.sameStandalone
+	}
+	l, err := nslease.Acquire(ctx, o)
+	if err != nil {
+		f.Close()
+		if host != nil {
+			host.Close()
+		}
+		return nsLease{}, fmt.Errorf("stowage: %w", err)
+	}
+	return nsLease{key: key, l: l, fs: f, host: host}, nil
 }
 
 // leaseKey names the namespace/clusterName of a map store: its storage
@@ -158,7 +170,13 @@ func (n *Node) fenced(ms *config.MapStoreConfig, st *filestore.Store) mapstore.M
 // leaseOf returns the lease of the map store's namespace that this member
 // holds, or nil.
 func (n *Node) leaseOf(ms *config.MapStoreConfig) *nslease.Lease {
-	key := leaseKey(ms)
+	return n.heldLease(leaseKey(ms))
+}
+
+// heldLease returns the lease this member holds under key, or nil.
+func (n *Node) heldLease(key string) *nslease.Lease {
+	n.leaseMu.Lock()
+	defer n.leaseMu.Unlock()
 	for _, l := range n.leases {
 		if l.key == key {
 			return l.l
@@ -267,18 +285,29 @@ func (n *Node) isMaster() bool {
 // releaseNamespaces stops renewing the leases; the last member of a
 // cluster (alone) releases them so that another cluster may start at once.
 func (n *Node) releaseNamespaces(alone bool) error {
-	var errs []error
-	for _, l := range n.leases {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := l.l.Close(ctx, alone); err != nil && !errors.Is(err, nslease.ErrHeld) {
-			errs = append(errs, err)
-		}
-		cancel()
-		errs = append(errs, l.fs.Close())
-		if l.host != nil {
-			errs = append(errs, l.host.Close())
-		}
-	}
+	n.leaseMu.Lock()
+	leases := n.leases
 	n.leases = nil
+	n.leaseMu.Unlock()
+	var errs []error
+	for _, l := range leases {
+		errs = append(errs, n.releaseLease(l, alone))
+	}
+	return errors.Join(errs...)
+}
+
+// releaseLease stops renewing l (releasing it when alone) and closes its
+// FS and host lock.
+func (n *Node) releaseLease(l nsLease, alone bool) error {
+	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := l.l.Close(ctx, alone); err != nil && !errors.Is(err, nslease.ErrHeld) {
+		errs = append(errs, err)
+	}
+	cancel()
+	errs = append(errs, l.fs.Close())
+	if l.host != nil {
+		errs = append(errs, l.host.Close())
+	}
 	return errors.Join(errs...)
 }

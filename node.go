@@ -115,8 +115,11 @@ type Node struct {
 	// absolute path, from Open to Close: a second process on one of them
 	// fails at Open instead of at its first write.
 	bolts map[string]*boltstore.File
-	// leases are the namespace leases of the file map stores (namespace.go).
-	leases []nsLease
+	// leases are the namespace leases of the file map stores and of the
+	// checkpoint storage (namespace.go, checkpoints.go).
+	leaseMu sync.Mutex
+	leases  []nsLease
+	ckMu    sync.Mutex // one acquisition of the checkpoint lease at a time
 
 	live liveCache // MapLiveBytes' counts
 

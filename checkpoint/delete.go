@@ -29,12 +29,18 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 	if err := s.check(jobID); err != nil {
 		return err
 	}
+	if err := s.fenced("delete", jobID); err != nil {
+		return err
+	}
 	s.resume(ctx)
 	unlock, err := s.jobs.lock(ctx, jobID)
 	if err != nil {
 		return s.wrap("delete", jobID, err)
 	}
 	defer unlock()
+	if err := s.fenced("delete", jobID); err != nil {
+		return err
+	}
 	marked, err := s.markJob(ctx, jobID)
 	if err != nil || !marked || s.removeJobLater(jobID) {
 		return err
@@ -149,12 +155,18 @@ func (s *FileStorage) DeleteCheckpoints(ctx context.Context, jobID string, pipel
 	if len(checkpointIDs) == 0 {
 		return nil
 	}
+	if err := s.fenced("delete", jobID); err != nil {
+		return err
+	}
 	s.resume(ctx)
 	unlock, err := s.jobs.lock(ctx, jobID)
 	if err != nil {
 		return s.wrap("delete", jobID, err)
 	}
 	defer unlock()
+	if err := s.fenced("delete", jobID); err != nil {
+		return err
+	}
 	ll, err := listLatest(ctx, s.fs, s.ns, jobID)
 	if err != nil {
 		return err

@@ -125,6 +125,32 @@
 // job's checkpoints have one writer (one FileStorage, in one process) at a
 // time, as SeaTunnel's checkpoint coordinator is.
 //
+// # One cluster per namespace
+//
+// Two clusters writing one namespace would delete each other's
+// checkpoints by retention and job deletes. A stowage.Node opening its
+// checkpoint storage (Node.OpenCheckpointStorage) therefore holds a
+// namespace lease (package fsbackend/nslease) of the checkpoint namespace
+// itself: its records lie in <namespace>..stowage-lease/ (LeaseRecords;
+// the name holds "..", so no job id is ever it, and inspection skips it).
+// The members of one cluster share the lease and its master renews it; a
+// member of another live cluster is refused with an *nslease.HeldError
+// naming the namespace and the holder's members; the same cluster
+// restarted on its addresses takes it at once. It is not the map store's
+// lease, even when both use one back end: the map store's lease is of
+// namespace/clusterName (hazelcast.yaml), the checkpoints' of the
+// plugin-config namespace (seatunnel.yaml), which has no clusterName, and
+// two clusters with different clusterNames on one checkpoint namespace
+// must be told apart too. Options.Fence (FactoryOptions.Fence) is how the
+// lease reaches the storage: stores and deletes, and the background
+// removal of retired checkpoints and deleted jobs, are refused (ErrFenced,
+// and the fence's error: stowage.ErrNamespaceLeaseLost) while the member
+// cannot tell that its cluster still holds the lease, before any other
+// cluster can take it over. Open and New alone take no lease; nor does
+// stowage.OpenCheckpointStorage, which is for tools and tests; a
+// storage of a factory a user registered gets none (stowage does not know
+// where it writes).
+//
 // # Asynchronous stores
 //
 // AsyncStoreCheckpoint queues a store on a bounded queue (Options.AsyncQueue)

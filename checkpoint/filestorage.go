@@ -29,7 +29,8 @@ type FileStorage struct {
 	keep     int          // < 0: keep all
 	log      *slog.Logger
 	onDamage func(Damage)
-	jobs     nameLocks // one store or delete of a job at a time
+	fence    func() error // Options.Fence
+	jobs     nameLocks    // one store or delete of a job at a time
 
 	reapMu     sync.Mutex // guards sending on reap against closing it
 	reap       chan reapItem
@@ -93,7 +94,7 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	}
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
-		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
+		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage, fence: opts.Fence,
 		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
 	}
 	if r, ok := dsub.(fsbackend.Recycler); ok && deferred && s.rename {

@@ -135,6 +135,9 @@ func listNamespace(ctx context.Context, sub fsbackend.FS, ns, job string) ([]str
 	}
 	for _, fi := range fis {
 		j, rest, ok := strings.Cut(fi.Name, "/")
+		if ok && j == LeaseRecords {
+			continue // the namespace lease (fence.go)
+		}
 		if ok && j == deletionDir && ValidJobID(rest) == nil {
 			marked[rest] = true
 			continue

@@ -75,6 +75,11 @@ func (s *FileStorage) reaper() {
 		switch {
 		case it.barrier != nil:
 			close(it.barrier)
+		case s.fenced("remove", it.file+it.job) != nil:
+			// Left for later: a retired file is removed by a later
+			// retention or job delete, a marked job by its next store or
+			// delete, or a restarted storage's first one (resume).
+			s.log.Warn("stowage/checkpoint: background removal skipped while the namespace lease is not known to be held", "file", s.ns+it.file, "job", it.job)
 		case it.job != "":
 			if err := s.removeMarkedJob(context.Background(), it.job); err != nil {
 				s.log.Warn("stowage/checkpoint: removing a deleted job's files failed", "job", it.job, "error", err)
@@ -176,7 +181,7 @@ func (s *FileStorage) reapClosedLocked() bool {
 // for interrupted deletions. Failures are logged: the jobs read as
 // deleted meanwhile.
 func (s *FileStorage) resume(ctx context.Context) {
-	if s.resumed.Load() {
+	if s.resumed.Load() || s.fenced("resume", deletionDir) != nil {
 		return
 	}
 	s.resumeMu.Lock()

@@ -33,6 +33,10 @@ type FactoryOptions struct {
 	AsyncQueue, AsyncWorkers int
 	// OnDamage, if set, is called for every damaged file a read skipped.
 	OnDamage func(Damage)
+	// Fence, if set, is asked before every store and delete (see
+	// Options.Fence). A factory of its own may ignore it; stowage then
+	// holds the namespace lease for it without fencing its writes.
+	Fence func() error
 }
 
 // Factory builds a Storage: the CheckpointStorageFactory of SeaTunnel's
@@ -108,7 +112,7 @@ func hdfsFactory(ctx context.Context, opts FactoryOptions) (Storage, error) {
 	}
 	s, err := Open(ctx, Options{
 		FS: fsys, Namespace: opts.Namespace, MaxRetained: opts.MaxRetained, Logger: opts.Logger,
-		AsyncQueue: opts.AsyncQueue, AsyncWorkers: opts.AsyncWorkers, OnDamage: opts.OnDamage,
+		AsyncQueue: opts.AsyncQueue, AsyncWorkers: opts.AsyncWorkers, OnDamage: opts.OnDamage, Fence: opts.Fence,
 	})
 	if err != nil {
 		_ = fsys.Close()
@@ -124,10 +128,6 @@ func localFileFactory(ctx context.Context, opts FactoryOptions) (Storage, error)
 		log = slog.Default()
 	}
 	log.Warn("stowage/checkpoint: checkpoint storage type localfile is deprecated; use type hdfs with plugin-config storage.type: hdfs and fs.defaultFS: file:///")
-	props := make(fsbackend.Properties, len(opts.Properties)+2)
-	maps.Copy(props, opts.Properties)
-	props["storage.type"] = "hdfs"
-	props["fs.defaultFS"] = "file:///"
-	opts.Properties = props
+	opts.Properties = localFileProperties(opts.Properties)
 	return hdfsFactory(ctx, opts)
 }

@@ -105,6 +105,13 @@ type Options struct {
 	// OnDamage, if set, is called for every damaged checkpoint file that a
 	// read skipped. It may be called concurrently.
 	OnDamage func(Damage)
+	// Fence, if set, is asked before every store and delete, and before
+	// the background removal of retired checkpoints and deleted jobs: an
+	// error refuses the call with an error matching ErrFenced and the
+	// fence's error, having written nothing (background work is left for
+	// a later store or delete). A stowage.Node gives its cluster's lease
+	// on the namespace here (fsbackend/nslease's Lease.Check).
+	Fence func() error
 }
 
 // Errors returned by Storage calls, matched with errors.Is.

@@ -40,6 +40,9 @@ func (s *FileStorage) StoreCheckpoint(ctx context.Context, st PipelineState) (st
 	if err := validIDs(st.PipelineID, st.CheckpointID); err != nil {
 		return "", err
 	}
+	if err := s.fenced("store", s.path(st.JobID, st.PipelineID, st.CheckpointID)); err != nil {
+		return "", err
+	}
 	return s.store(ctx, st)
 }
 
@@ -99,6 +102,11 @@ func (s *FileStorage) store(ctx context.Context, st PipelineState) (string, erro
 			return "", err
 		}
 		ss.newest = l.newest(pipeline)
+	}
+	// Asked again right before anything is written: an asynchronous
+	// store may have waited in the queue, a store for the job's lock.
+	if err := s.fenced("store", name); err != nil {
+		return "", err
 	}
 	if err := s.prepare(ctx, st, ss); err != nil {
 		return "", err

@@ -24,11 +24,17 @@ type dispatchMember struct {
 // test's calls moves.
 func dispatchCluster(t *testing.T, trs []Transport, members []Member) []*dispatchMember {
 	t.Helper()
+	return partitionedCluster(t, trs, members, 4)
+}
+
+// partitionedCluster is dispatchCluster with the given partition count.
+func partitionedCluster(t *testing.T, trs []Transport, members []Member, partitions int) []*dispatchMember {
+	t.Helper()
 	out := make([]*dispatchMember, len(trs))
 	for i, tr := range trs {
 		v := NewStaticView(members[i])
 		v.Set(members...)
-		pr := NewProtocol(ProtocolConfig{View: v, Transport: tr, Partitions: 4, Replicas: 2, Timeout: 2 * time.Second,
+		pr := NewProtocol(ProtocolConfig{View: v, Transport: tr, Partitions: partitions, Replicas: 2, Timeout: 2 * time.Second,
 			Logger: slog.New(slog.DiscardHandler)})
 		pr.RegisterReplicated("probe", 0, func(b []byte) ([]int, error) {
 			var ps []int

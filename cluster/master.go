@@ -132,9 +132,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		// A new master, or members that were apart (a healed split):
 		// continue from the newest table any member has, so that the next
 		// version is above every table in use.
-		for _, t := range pr.collectTables(ms) {
-			pr.install(t)
-		}
+		pr.takeOffers(ms)
 		cur, _ = pr.Table()
 	}
 	ids := make([]string, 0, len(ms))
@@ -147,18 +145,19 @@ func (pr *Protocol) rebalance(ms []Member) {
 		return // every member is leaving: keep the table
 	}
 	// A version pushed once is never reused, even if the table was not
-	// taken (see below).
+	// taken (see below), and the next is above every version a member
+	// offered (offers.go).
 	base := cur
 	pr.mu.Lock()
-	pushed := pr.pushed
+	pushed, floor := pr.pushed, pr.floor
 	pr.mu.Unlock()
-	if cur != nil && pushed > cur.Version {
+	if cur != nil && max(pushed, floor) > cur.Version {
 		b := *cur
-		b.Version = pushed
+		b.Version = max(pushed, floor)
 		base = &b
 	}
 	next := partition.Assign(ids, pr.count, pr.replicas-1, base)
-	if cur != nil && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
+	if cur != nil && floor <= cur.Version && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
 		pr.publish(ms, cur)
 		return
 	}
@@ -196,26 +195,6 @@ func memberKey(ms []Member) string {
 		ids[i] = m.ID
 	}
 	return strings.Join(ids, ",")
-}
-
-func (pr *Protocol) collectTables(ms []Member) []*partition.Table {
-	var out []*partition.Table
-	for _, m := range ms {
-		if m.ID == pr.self || m.RPC == "" {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
-		b, err := pr.Call(ctx, m.RPC, mGetTab, nil)
-		cancel()
-		if err != nil {
-			continue
-		}
-		var tm tableMsg
-		if Decode(b, &tm) == nil && tm.Version > 0 {
-			out = append(out, tm.table())
-		}
-	}
-	return out
 }
 
 // publish pushes t to the members ms and returns how many took it (this
@@ -271,10 +250,18 @@ func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
 		return
 	}
 	if ms[0].ID == pr.self {
+		// Collect the members' tables on the next turn, at most once per
+		// recollectEvery: a member may claim a newer table in every
+		// answer (offers.go takes from it no more than a version floor).
 		pr.mu.Lock()
-		pr.wasMstr = false // collect the members' tables on the next turn
+		again := time.Since(pr.recollect) >= recollectEvery
+		if again {
+			pr.wasMstr, pr.recollect = false, time.Now()
+		}
 		pr.mu.Unlock()
-		pr.kickLoop()
+		if again {
+			pr.kickLoop()
+		}
 		return
 	}
 	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, nil)

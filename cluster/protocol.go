@@ -61,6 +61,13 @@ type Protocol struct {
 	// pushed is the highest table version this member pushed as master
 	// (a table not taken still uses its version up).
 	pushed int64
+	// floor is the highest table version a member offered the master
+	// without the master taking its table (offers.go): the next table's
+	// version is above it.
+	floor int64
+	// recollect is when a newer version shown made this master collect
+	// the members' tables again (NoteTable).
+	recollect time.Time
 
 	goMu    sync.Mutex // orders Go's Add before Stop's Wait
 	stopped bool

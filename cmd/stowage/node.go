@@ -61,7 +61,11 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	hopts := []httpapi.Option{httpapi.WithSecurity(api.sec)}
-	if cps, err := stowage.OpenCheckpointStorage(ctx, cfg, log); err != nil {
+	// The checkpoint namespace's lease is taken with the storage: a second
+	// cluster on it stops here, as on a map store's namespace.
+	if cps, err := node.OpenCheckpointStorage(ctx); errors.Is(err, stowage.ErrNamespaceInUse) {
+		return err
+	} else if err != nil {
 		log.Warn("stowage node: checkpoint storage not shown on the status page", "err", err)
 	} else {
 		defer cps.Close()

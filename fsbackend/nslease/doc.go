@@ -1,7 +1,8 @@
 // Package nslease keeps one cluster writing a namespace at a time: a lease
 // on namespace/clusterName made of immutable, numbered lease records.
 //
-// The records lie in Dir/.stowage-lease/<20-digit number> and each holds
+// The records lie in Dir/.stowage-lease/<20-digit number> (or the
+// directory Options.Records names) and each holds
 // the holding cluster's members, its renewal time and when it expires.
 // Record n+1 is created only with the back end's conditional create
 // (O_EXCL on local disk, HDFS create, S3 If-None-Match: *, OSS

@@ -107,9 +107,18 @@ func (f *fence) check(o Options) error {
 // Check reports whether this member may acknowledge writes to the
 // namespace: nil while it saw its cluster renew the lease recently enough
 // that no other cluster can have taken it over (see fenceAfter), an error
-// matching ErrLost and naming Options.Path otherwise. Reads need no
+// matching ErrLost and naming Options.Path otherwise, and always after
+// Close (a released lease may be taken over at once). Reads need no
 // check: they change nothing on storage.
-func (l *Lease) Check() error { return l.fence.check(l.o) }
+func (l *Lease) Check() error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: %s: this member closed its lease", ErrLost, l.o.Path)
+	}
+	return l.fence.check(l.o)
+}
 
 // follow reads the newest record every pollEvery until Close, counting
 // its own cluster's renewals for Check.
@@ -153,7 +162,7 @@ func (l *Lease) follow() {
 				l.fence.otherCluster(l.o, n, r)
 			}
 		}
-		l.logTransition(l.Check())
+		l.logTransition(l.fence.check(l.o))
 	}
 }
 

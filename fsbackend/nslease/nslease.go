@@ -64,6 +64,10 @@ type Options struct {
 	// FS and Dir: the namespace/clusterName directory on a back end.
 	FS  fsbackend.FS
 	Dir string
+	// Records is the directory of the records below Dir (LeaseDir when
+	// empty): a store whose own names could be LeaseDir keeps them in a
+	// directory of a name it never uses.
+	Records string
 	// Path names the namespace in errors and logs as the user configured
 	// it (no back-end absolute path).
 	Path string
@@ -100,7 +104,12 @@ func (o *Options) ttl() time.Duration {
 	return DefaultTTL
 }
 
-func (o *Options) dir() string { return fsbackend.Join(o.Dir, LeaseDir) }
+func (o *Options) dir() string {
+	if o.Records != "" {
+		return fsbackend.Join(o.Dir, o.Records)
+	}
+	return fsbackend.Join(o.Dir, LeaseDir)
+}
 
 func recordName(dir string, n uint64) string {
 	return fsbackend.Join(dir, fmt.Sprintf("%020d", n))

@@ -124,3 +124,43 @@ func TestFollowerFencedBeforeTakeOver(t *testing.T) {
 		t.Fatalf("follower after it read the other cluster's record: %v", err)
 	}
 }
+
+// TestRecordsDirAndCheckAfterClose: Options.Records puts the records in a
+// directory of its name, where a second cluster finds them; a closed
+// lease refuses writes at once (a released one may be taken over at once).
+func TestRecordsDirAndCheckAfterClose(t *testing.T) {
+	ctx := context.Background()
+	f := memfs.New()
+	opts := func(member string) nslease.Options {
+		return nslease.Options{FS: f, Dir: "ck", Records: "..lease", Path: "ck", TTL: time.Hour,
+			Members: func() []string { return []string{member} },
+			Same:    func(ms []string) bool { return slices.Contains(ms, member) }}
+	}
+	a, err := nslease.Acquire(ctx, opts("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fis, err := f.List(ctx, "ck/..lease"); err != nil || len(fis) == 0 {
+		t.Fatalf("records in ck/..lease: %v, %v", fis, err)
+	}
+	if fis, _ := f.List(ctx, "ck/"+nslease.LeaseDir); len(fis) != 0 {
+		t.Fatalf("records in the default directory too: %v", fis)
+	}
+	if err := a.Check(); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if b, err := nslease.Acquire(cctx, opts("b")); !errors.Is(err, nslease.ErrHeld) && !errors.Is(err, context.DeadlineExceeded) {
+		if b != nil {
+			b.Close(ctx, false)
+		}
+		t.Fatalf("a second cluster on the records: %v", err)
+	}
+	if err := a.Close(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Check(); !errors.Is(err, nslease.ErrLost) {
+		t.Fatalf("Check after Close: %v, want ErrLost", err)
+	}
+}
