@@ -20,8 +20,8 @@ import (
 func TestRealCreateReadListRemove(t *testing.T) {
 	f, _, _ := openTest(t)
 	ctx := context.Background()
-	if c := f.Capabilities(); c.DurableAppend || !c.AtomicRename || !c.ConditionalCreate {
-		t.Errorf("Capabilities = %+v, want DurableAppend false, AtomicRename and ConditionalCreate true", c)
+	if c := f.Capabilities(); c.DurableAppend || !c.SyncOpen || !c.AtomicRename || !c.ConditionalCreate {
+		t.Errorf("Capabilities = %+v, want DurableAppend false, SyncOpen, AtomicRename and ConditionalCreate true", c)
 	}
 	data := bytes.Repeat([]byte("stowage "), 4096)
 	writeFile(t, f, "a/b/c.log", data)
