@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersSrc := fl.String("peers-src", "", "the SeaTunnel harness's Maven project (default: bench/peers found from the working directory or the executable)")
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
+	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) against SeaTunnel's imap-storage-file 2.3.8 called directly, instead of the checkpoint workloads")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -112,7 +113,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *quick {
 			pb.opts.Stores, pb.opts.Checkpoints, pb.opts.Lookups = 10, 100, 5
 		}
-		err := pb.run(ctx, stdout)
+		var err error
+		if *peersImap {
+			err = pb.runImap(ctx, stdout, *quick)
+		} else {
+			err = pb.run(ctx, stdout)
+		}
 		if errors.Is(err, errPeersSkipped) {
 			fmt.Fprintf(stdout, "%v\n", err)
 			return nil
