@@ -18,8 +18,8 @@ import (
 // waits for nothing in flight and is acknowledged before the next batch
 // starts, so it never needs a link, and no batch file links to it.
 //
-// The open file is finished (closed) once it reaches openSegmentSize, once
-// nothing was appended for quietAfter, when compaction asks for it
+// The open file is finished (closed) once it reaches openSegmentSize or
+// openMaxAge, once nothing was appended for quietAfter, when compaction asks for it
 // (rollSegment), before this store reads storage again (a reread), and at
 // Close. Until then readers elsewhere see only what the NameNode knew
 // when the file was created, so a store that reads a log file another
@@ -39,6 +39,12 @@ const openBatchMax = 256 << 10
 // the file stays within a block or two.
 const openSegmentSize = 1 << 20
 
+// openMaxAge is the age at which the open file is finished however small:
+// the HDFS client renews no lease, and the NameNode recovers the lease of a
+// file open past its hard limit (dfs.namenode.lease-hard-limit-sec, 20
+// minutes by default), which would fail the next Sync.
+const openMaxAge = time.Minute
+
 // openRecoverWait bounds the background recovery of an open file whose
 // Sync or Close failed.
 const openRecoverWait = 2 * time.Minute
@@ -56,13 +62,13 @@ func (w *writer) appendable(reqs []*request, idle bool) bool {
 	return n <= openBatchMax
 }
 
-// segmentLimit is the size at which the segment being appended to is
-// finished.
-func (w *writer) segmentLimit() int64 {
+// segmentDone reports whether the segment being appended to is to be
+// finished: it reached its size, or (the open file) its age.
+func (w *writer) segmentDone() bool {
 	if w.syncOpen {
-		return min(w.s.opts.SegmentSize, openSegmentSize)
+		return w.segSize >= min(w.s.opts.SegmentSize, openSegmentSize) || time.Since(w.segStart) >= openMaxAge
 	}
-	return w.s.opts.SegmentSize
+	return w.segSize >= w.s.opts.SegmentSize
 }
 
 // armIdle (re)starts the timer that finishes the open file once nothing

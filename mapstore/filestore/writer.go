@@ -28,11 +28,12 @@ type writer struct {
 	closing bool
 
 	// owned by the flusher goroutine
-	seg     fsbackend.Writer
-	segName string
-	segSize int64
-	segN    int
-	buf     []byte
+	seg      fsbackend.Writer
+	segName  string
+	segSize  int64
+	segStart time.Time
+	segN     int
+	buf      []byte
 
 	pipe pipeline // back ends without durable append
 
@@ -173,7 +174,7 @@ func (w *writer) write(b []byte) (string, error) {
 			_ = seg.Abort()
 			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
 		}
-		w.seg, w.segName, w.segSize = seg, name, int64(len(h))
+		w.seg, w.segName, w.segSize, w.segStart = seg, name, int64(len(h)), time.Now()
 		w.s.addFile(name, int64(len(h)), true)
 		w.hasOpen.Store(true)
 	}
@@ -196,7 +197,7 @@ func (w *writer) write(b []byte) (string, error) {
 	}
 	w.segSize += int64(len(b))
 	name := w.segName
-	if w.segSize >= w.segmentLimit() {
+	if w.segmentDone() {
 		w.roll()
 	}
 	return name, nil
