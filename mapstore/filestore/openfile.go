@@ -127,3 +127,22 @@ func (s *Store) recoverIfLeftOpen(r fsbackend.Reader, name string) bool {
 	}
 	return !s.shared() || !s.opts.IsLive(run)
 }
+
+// openHolds reports whether this store's open file (the active segment of
+// a SyncOpen back end) holds records of a partition for which want is
+// true.
+func (s *Store) openHolds(want func(int) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lf := range s.files {
+		if !lf.active || !lf.own {
+			continue
+		}
+		for p := range lf.maxVer {
+			if want(p) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -163,3 +163,38 @@ func TestOpenFileManyWriters(t *testing.T) {
 		t.Fatalf("16 writers: %d syncs, %d log files created; want the open file synced, a few files at most", y, c)
 	}
 }
+
+// A read of storage for a partition the open file holds records of
+// finishes the open file first (elsewhere than memfs, readers see its
+// records only then); a read of other partitions leaves it open.
+func TestOpenFileFinishedBeforeReread(t *testing.T) {
+	f := &syncOpenFS{FS: memfs.New()}
+	ctx := context.Background()
+	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: parts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	keys := keysOf(2, 3, "reread")
+	for i, k := range keys {
+		if err := openPut(ctx, s, k, uint64(i+1), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.LoadAll(ctx, [][]byte{[]byte(keysOf(5, 1, "other")[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if cl := f.closes.Load(); cl != 0 {
+		t.Fatalf("a read of another partition closed %d log files, want 0", cl)
+	}
+	got, err := s.LoadAll(ctx, [][]byte{[]byte(keys[0]), []byte(keys[2])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := f.closes.Load(); cl != 1 {
+		t.Fatalf("a read of the open file's partition closed %d log files, want 1", cl)
+	}
+	if len(got) != 2 {
+		t.Fatalf("LoadAll found %d of 2 keys", len(got))
+	}
+}

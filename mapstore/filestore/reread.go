@@ -150,7 +150,7 @@ func isContextErr(err error) bool {
 func (s *Store) reread(ctx context.Context, want func(int) bool, prefetch bool) (rereadResult, error) {
 	// Records in this store's open file (SyncOpen back ends) are visible
 	// only once it is finished.
-	if s.w != nil && s.w.syncOpen {
+	if s.w != nil && s.w.syncOpen && s.openHolds(want) {
 		if err := s.w.rollSegment(ctx); err != nil && !errors.Is(err, mapstore.ErrClosed) {
 			return rereadResult{}, err
 		}
