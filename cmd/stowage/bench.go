@@ -353,7 +353,7 @@ func fsWriteThrough(ctx context.Context, stdout io.Writer, say func(string, ...a
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "write-through on %s, %d writers x %d puts of %d B: %.0f puts/s (%.1f records per batch)\n", fsURI, writers, puts, valueSize, r.PutsPerSec, r.RecordsPerSync)
+	fmt.Fprintf(stdout, "write-through on %s, %d writers x %d puts of %d B: %.0f puts/s (%.1f records per batch), put latency p50 %v, p90 %v\n", fsURI, writers, puts, valueSize, r.PutsPerSec, r.RecordsPerSync, r.P50.Round(10*time.Microsecond), r.P90.Round(10*time.Microsecond))
 	return nil
 }
 

@@ -72,7 +72,7 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 				if err != nil {
 					return err
 				}
-				all = append(all, imapResult{System: "stowage", Writers: w, Puts: w * n, PerSec: res.PutsPerSec, PerSync: res.RecordsPerSync})
+				all = append(all, imapResult{System: "stowage", Writers: w, Puts: w * n, PerSec: res.PutsPerSec, P50MS: float64(res.P50) / 1e6, PerSync: res.RecordsPerSync})
 				return nil
 			}
 			runPeer := func() error {
