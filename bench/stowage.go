@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,8 @@ func TargetConfig(t Target, extra map[string]string) (*config.Config, error) {
 type WriteResult struct {
 	PutsPerSec     float64
 	RecordsPerSync float64 // average group-commit batch size
+	// P50 and P90 are the median and 90th percentile of a put's latency.
+	P50, P90 time.Duration
 }
 
 // WriteThrough measures Map.Put of writers goroutines, n puts each, with
@@ -99,18 +102,22 @@ func WriteThrough(ctx context.Context, t Target, writers, n, valueSize int) (Wri
 		return WriteResult{}, err
 	}
 	value := make([]byte, valueSize)
+	took := make([][]time.Duration, writers)
 	start := time.Now()
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
+		took[w] = make([]time.Duration, 0, n)
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < n; i++ {
+				t0 := time.Now()
 				if err := m.Put(ctx, string(appendKey(nil, w, i)), value); err != nil {
 					errc <- err
 					return
 				}
+				took[w] = append(took[w], time.Since(t0))
 			}
 		}(w)
 	}
@@ -122,6 +129,11 @@ func WriteThrough(ctx context.Context, t Target, writers, n, valueSize int) (Wri
 	}
 	res := WriteResult{PutsPerSec: float64(writers*n) / el.Seconds()}
 	res.RecordsPerSync = batchAverage(node)
+	all := slices.Concat(took...)
+	slices.Sort(all)
+	if len(all) > 0 {
+		res.P50, res.P90 = all[len(all)/2], all[len(all)*9/10]
+	}
 	return res, nil
 }
 

@@ -58,6 +58,12 @@ type Capabilities struct {
 	// while the file stays open (fdatasync on local disk). Without it Sync
 	// returns ErrUnsupported and only Close makes data durable.
 	DurableAppend bool
+	// SyncOpen: Writer.Sync makes every byte written so far durable while
+	// the file stays open, as DurableAppend does, but another reader may
+	// see those bytes only once the file is closed: a file whose writer
+	// died is made whole by Recoverer.Recover (HDFS: hsync, and lease
+	// recovery). Back ends with DurableAppend do not set it.
+	SyncOpen bool
 	// AtomicRename: Rename replaces the target atomically.
 	AtomicRename bool
 	// ConditionalCreate: Create's exists check and the creation are one
@@ -71,7 +77,7 @@ type Capabilities struct {
 type Writer interface {
 	io.Writer
 	// Sync makes everything written so far durable; ErrUnsupported on
-	// back ends without DurableAppend.
+	// back ends without DurableAppend or SyncOpen.
 	Sync() error
 	// Close finishes the file. When it returns nil the whole file is
 	// durable and visible to Open and List. After an error the file may

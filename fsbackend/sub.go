@@ -123,3 +123,12 @@ func (s *subFS) Recycle(ctx context.Context, oldName, newName string) (Writer, e
 	}
 	return r.Recycle(ctx, o, n)
 }
+
+// Recover implements Recoverer through f's, or does nothing.
+func (s *subFS) Recover(ctx context.Context, name string) error {
+	n, err := s.full(name)
+	if err != nil {
+		return err
+	}
+	return Recover(ctx, s.fs, n)
+}

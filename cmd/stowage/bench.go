@@ -36,6 +36,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fsLatency := fl.Duration("fs-latency", 0, "with --fs on an object store (endpoint given by --property): put a proxy on 127.0.0.1 in front of it that delays every request by this much (e.g. 20ms, as a real object store answers), and report the listings and reads in flight at once of the EAGER load")
 	loadBatch := fl.Int("load-batch", bench.DefaultLoadBatch, "records per batch the EAGER load's map is written with; on HDFS and object stores each batch is one file, so a small batch makes many small files, as write-through with few writers does")
 	loadOnly := fl.Bool("load-only", false, "run only the EAGER load measurements (local disk, and --fs if given)")
+	fsWriteOnly := fl.Bool("fs-write-only", false, "with --fs: run only write-through on that storage, with --writers writers (1 for a lone writer), and nothing on local disk")
+	fsPuts := fl.Int("fs-puts", 0, "with --fs-write-only: puts per writer (default 100, or 2000 with one writer)")
 	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
 	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
 	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
@@ -46,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersSrc := fl.String("peers-src", "", "the SeaTunnel harness's Maven project (default: bench/peers found from the working directory or the executable)")
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
+	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) against SeaTunnel's imap-storage-file 2.3.8 called directly, instead of the checkpoint workloads")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -110,7 +113,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *quick {
 			pb.opts.Stores, pb.opts.Checkpoints, pb.opts.Lookups = 10, 100, 5
 		}
-		err := pb.run(ctx, stdout)
+		var err error
+		if *peersImap {
+			err = pb.runImap(ctx, stdout, *quick)
+		} else {
+			err = pb.run(ctx, stdout)
+		}
 		if errors.Is(err, errPeersSkipped) {
 			fmt.Fprintf(stdout, "%v\n", err)
 			return nil
@@ -156,6 +164,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "  raw sequential read + CRC-32C   %8v  %8.0f MiB/s\n", ld.Raw.Round(time.Millisecond), ld.RawBytesPerSec/(1<<20))
 		fmt.Fprintf(stdout, "  stowage EAGER load              %8v  %8.0f MiB/s  %10.0f entries/s   ratio %.2f\n\n", ld.Load.Round(time.Millisecond), ld.BytesPerSec/(1<<20), ld.EntriesPerSec, ld.BytesPerSec/ld.RawBytesPerSec)
 		return nil
+	}
+	if *fsWriteOnly {
+		if *fsURI == "" {
+			return errors.New("--fs-write-only needs --fs")
+		}
+		return fsWriteThrough(ctx, stdout, say, *fsURI, props, *fsLatency, *writers, *fsPuts, *valueSize)
 	}
 	if *loadOnly {
 		if err := runLoad(); err != nil {
@@ -316,6 +330,31 @@ func benchTarget(fsURI string, props propFlags, lat time.Duration) (bench.Target
 	}
 	target.Latency = m
 	return target, stop, nil
+}
+
+// fsWriteThrough measures write-through alone on the --fs storage.
+func fsWriteThrough(ctx context.Context, stdout io.Writer, say func(string, ...any), fsURI string, props propFlags, lat time.Duration, writers, puts, valueSize int) error {
+	if writers < 1 {
+		return fmt.Errorf("--writers %d: want at least 1", writers)
+	}
+	if puts <= 0 {
+		puts = 100
+		if writers == 1 {
+			puts = 2000
+		}
+	}
+	target, stop, err := benchTarget(fsURI, props, lat)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	say("write-through on %s, %d writers ...", fsURI, writers)
+	r, err := bench.WriteThrough(ctx, target, writers, puts, valueSize)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "write-through on %s, %d writers x %d puts of %d B: %.0f puts/s (%.1f records per batch), put latency p50 %v, p90 %v\n", fsURI, writers, puts, valueSize, r.PutsPerSec, r.RecordsPerSync, r.P50.Round(10*time.Microsecond), r.P90.Round(10*time.Microsecond))
+	return nil
 }
 
 // remoteLoad measures the EAGER load alone on the --fs storage.

@@ -61,3 +61,24 @@ func TestPeersBenchCheck(t *testing.T) {
 		t.Error("storage() accepted an s3a URI for --peers")
 	}
 }
+
+// --peers-imap skips like --peers without java, without measuring.
+func TestBenchPeersImapSkipsWithoutJava(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var out bytes.Buffer
+	err := runBench(context.Background(), []string{"--peers", "--peers-imap", "--dir", t.TempDir()}, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("bench --peers --peers-imap without java: %v", err)
+	}
+	if got := out.String(); !strings.Contains(got, "peers bench skipped: java not found on PATH") || strings.Contains(got, "IMap write-through") {
+		t.Fatalf("bench --peers --peers-imap without java printed %q", got)
+	}
+}
+
+// --fs-write-only needs --fs.
+func TestBenchFSWriteOnlyNeedsFS(t *testing.T) {
+	err := runBench(context.Background(), []string{"--fs-write-only"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--fs-write-only needs --fs") {
+		t.Fatalf("bench --fs-write-only without --fs: got %v", err)
+	}
+}

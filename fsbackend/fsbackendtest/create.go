@@ -193,7 +193,7 @@ func testAbort(t *testing.T, e *env) {
 		if _, err := w.Write(tc.data); err != nil {
 			t.Fatalf("Write(%q): %v", tc.name, err)
 		}
-		if tc.sync && e.caps().DurableAppend {
+		if tc.sync && (e.caps().DurableAppend || e.caps().SyncOpen) {
 			if err := w.Sync(); err != nil {
 				t.Fatalf("Sync(%q): %v", tc.name, err)
 			}
@@ -260,9 +260,9 @@ func testSync(t *testing.T, e *env) {
 		t.Fatalf("Write: %v", err)
 	}
 	err = w.Sync()
-	if !e.caps().DurableAppend {
+	if !e.caps().DurableAppend && !e.caps().SyncOpen {
 		if !errors.Is(err, fsbackend.ErrUnsupported) {
-			t.Fatalf("Sync without DurableAppend: %v, want an error matching ErrUnsupported", err)
+			t.Fatalf("Sync without DurableAppend or SyncOpen: %v, want an error matching ErrUnsupported", err)
 		}
 		return
 	}

@@ -29,3 +29,30 @@ func BenchmarkCreateWriteClose(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteSync measures a 256-byte write made durable by Sync (an
+// hsync of the pipeline) on a file kept open: the map store's unit of
+// work for a lone writer on HDFS.
+func BenchmarkWriteSync(b *testing.B) {
+	need(b, envHDFS)
+	f := openRaw(b, clusterProps())
+	sub, err := fsbackend.Sub(f, uniqueDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := sub.Create(context.Background(), "open")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Abort()
+	data := make([]byte, 256)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := w.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

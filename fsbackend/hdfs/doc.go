@@ -6,9 +6,20 @@
 // # Durability
 //
 // The Go client's Flush is not hflush: it pushes packets without waiting for
-// the DataNode pipeline to acknowledge them. Only Close waits for the
-// pipeline and completes the file at the NameNode, so on this back end a
-// file is durable when Writer.Close returns nil, and not before.
+// the DataNode pipeline to acknowledge them. Writer.Sync is hsync instead,
+// through FileWriter.Hsync (a patch in third_party/colinmarc-hdfs): the
+// buffered bytes go out, the last packet asks the DataNodes to sync the
+// block to disk, and Sync returns once the whole pipeline acknowledged it.
+// The file stays open, and the NameNode does not learn its new length
+// (Java's SyncFlag.UPDATE_LENGTH, a NameNode call per sync, is not done):
+// other readers see the synced bytes once the file is closed. A file whose
+// writer died stays under construction; Open reports that
+// (fsbackend.UnfinishedReader, from the block locations the first read
+// fetches anyway), and FS.Recover (the NameNode's recoverLease, retried
+// until the file is closed by block recovery, within a heartbeat or two)
+// closes it with every synced byte. Capabilities reports SyncOpen. Close
+// waits for the pipeline and completes the file at the NameNode, so a file
+// is durable when Writer.Sync or Writer.Close returns nil.
 //
 // Durable means on disk on every DataNode of the pipeline. A DataNode
 // acknowledges a block it holds in its page cache only, unless it runs
@@ -21,10 +32,11 @@
 // writes sets it, so Close returns once each block of the file is on the
 // disks of its DataNodes. stowage.hdfs.sync-on-close: false relaxes that to
 // "in the DataNodes' memory" (HBase's default trade): a power loss of all
-// the DataNodes of a pipeline can then lose acknowledged writes. Writer.Sync
-// returns fsbackend.ErrUnsupported and Capabilities reports DurableAppend
-// false; the map store therefore writes one new immutable file per batch.
-// Close retries the NameNode's "complete" call with backoff while the last
+// the DataNodes of a pipeline can then lose acknowledged writes, and
+// Writer.Sync is hflush (the DataNodes received the bytes). Capabilities
+// reports DurableAppend false: the map store writes many callers' batches
+// as new immutable files, and appends a lone writer's to a file kept open
+// (SyncOpen). Close retries the NameNode's "complete" call with backoff while the last
 // block is still being replicated (hdfs.IsErrReplicating), as the Java
 // client does. Rename is HDFS rename2 with overwrite, atomic at the
 // NameNode; Create is exclusive at the NameNode (create without the

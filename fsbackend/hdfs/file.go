@@ -97,13 +97,38 @@ func (w *writer) Write(p []byte) (int, error) {
 	return total, nil
 }
 
-// Sync implements fsbackend.Writer: HDFS through this client has no durable
-// flush, so it is ErrUnsupported; Close makes the file durable.
+// Sync implements fsbackend.Writer: hsync (the client's FileWriter.Hsync, a
+// patch in third_party/colinmarc-hdfs): it returns once every DataNode of
+// the pipeline has synced the bytes written so far to disk and
+// acknowledged them; with stowage.hdfs.sync-on-close false, hflush (they
+// hold them in memory). The file stays open, and the NameNode does not
+// learn the new length: readers see the bytes once the file is closed, or
+// recovered (FS.Recover) after the writer died. After a failed Sync the
+// file cannot be completed; the bytes of the failed Sync may or may not be
+// in the file.
 func (w *writer) Sync() error {
 	if w.closed {
 		return &fs.PathError{Op: "sync", Path: w.path, Err: fsbackend.ErrClosed}
 	}
-	return &fs.PathError{Op: "sync", Path: w.path, Err: fsbackend.ErrUnsupported}
+	if w.err != nil {
+		return w.err
+	}
+	w.deadline()
+	var err error
+	if w.f.cfg.SyncOnClose {
+		err = w.fw.Hsync()
+	} else {
+		err = w.fw.Hflush()
+	}
+	if err != nil {
+		w.keep.drop()
+		w.err = classifyData("sync", w.path, err)
+		if unreachable(w.err) {
+			w.f.cache.markBroken(w.c)
+		}
+		return w.err
+	}
+	return nil
 }
 
 // Close finishes the file: it waits for the DataNode pipeline to
@@ -117,6 +142,7 @@ func (w *writer) Close() error {
 	defer w.release()
 	w.keep.drop()
 	if w.err != nil {
+		_ = w.fw.Close() // ends the pipeline's goroutines; the file stays incomplete
 		return &fs.PathError{Op: "close", Path: w.path, Err: fmt.Errorf("stowage/fsbackend/hdfs: an earlier write failed: %w", w.err)}
 	}
 	w.deadline()
@@ -195,6 +221,8 @@ type reader struct {
 	c    *client
 	path string
 	size int64
+	// open: the file was under construction when opened (see Unfinished).
+	open bool
 
 	mu     sync.Mutex
 	fr     *gohdfs.FileReader
@@ -202,6 +230,12 @@ type reader struct {
 }
 
 func (r *reader) Size() int64 { return r.size }
+
+// Unfinished implements fsbackend.UnfinishedReader: the file was under
+// construction (being written, or its writer died and its lease is not
+// recovered yet) when it was opened, and Size is the length the NameNode
+// knew, which leaves out what the writer synced since its last block.
+func (r *reader) Unfinished() bool { return r.open }
 
 // ReadAt implements io.ReaderAt.
 func (r *reader) ReadAt(p []byte, off int64) (int, error) {

@@ -280,7 +280,7 @@ func hpath(name string) string { return "/" + name }
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities {
-	return fsbackend.Capabilities{DurableAppend: false, AtomicRename: true, ConditionalCreate: true}
+	return fsbackend.Capabilities{DurableAppend: false, SyncOpen: true, AtomicRename: true, ConditionalCreate: true}
 }
 
 // Create implements fsbackend.FS: missing parents are made first, and the
@@ -342,8 +342,15 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 			fr.Close()
 			return fs.ErrNotExist
 		}
+		// The block locations say whether the file is under
+		// construction; the first read needs them anyway.
+		open, err := fr.UnderConstruction()
+		if err != nil {
+			fr.Close()
+			return err
+		}
 		f.cache.ref(c)
-		r = &reader{f: f, c: c, fr: fr, size: st.Size(), path: p}
+		r = &reader{f: f, c: c, fr: fr, size: st.Size(), path: p, open: open}
 		return nil
 	})
 	if err != nil {

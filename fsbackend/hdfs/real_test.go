@@ -20,8 +20,8 @@ import (
 func TestRealCreateReadListRemove(t *testing.T) {
 	f, _, _ := openTest(t)
 	ctx := context.Background()
-	if c := f.Capabilities(); c.DurableAppend || !c.AtomicRename || !c.ConditionalCreate {
-		t.Errorf("Capabilities = %+v, want DurableAppend false, AtomicRename and ConditionalCreate true", c)
+	if c := f.Capabilities(); c.DurableAppend || !c.SyncOpen || !c.AtomicRename || !c.ConditionalCreate {
+		t.Errorf("Capabilities = %+v, want DurableAppend false, SyncOpen, AtomicRename and ConditionalCreate true", c)
 	}
 	data := bytes.Repeat([]byte("stowage "), 4096)
 	writeFile(t, f, "a/b/c.log", data)
@@ -132,8 +132,12 @@ func TestRealWriterSemantics(t *testing.T) {
 	if _, err := w.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Sync(); !errors.Is(err, fsbackend.ErrUnsupported) {
-		t.Errorf("Sync = %v, want ErrUnsupported", err)
+	// Sync is hsync: the file stays open for more writes.
+	if err := w.Sync(); err != nil {
+		t.Errorf("Sync = %v, want nil", err)
+	}
+	if _, err := w.Write([]byte(", world")); err != nil {
+		t.Fatal(err)
 	}
 	// A file being written is already taken.
 	if _, err := f.Create(ctx, "w/one"); !errors.Is(err, fs.ErrExist) {
@@ -148,7 +152,10 @@ func TestRealWriterSemantics(t *testing.T) {
 	if _, err := w.Write([]byte("x")); !errors.Is(err, fsbackend.ErrClosed) {
 		t.Errorf("Write after Close = %v, want ErrClosed", err)
 	}
-	if got := readFile(t, f, "w/one"); string(got) != "hello" {
+	if err := w.Sync(); !errors.Is(err, fsbackend.ErrClosed) {
+		t.Errorf("Sync after Close = %v, want ErrClosed", err)
+	}
+	if got := readFile(t, f, "w/one"); string(got) != "hello, world" {
 		t.Errorf("read %q", got)
 	}
 

@@ -49,6 +49,8 @@ type blockFile interface {
 	io.Writer
 	Close() error
 	SetDeadline(t time.Time) error
+	Hsync() error
+	Hflush() error
 }
 
 // keepLimit is how many bytes a writer of a file with blocks of blockSize

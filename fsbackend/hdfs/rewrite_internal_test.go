@@ -58,6 +58,9 @@ func (f *fakeFile) Close() error {
 
 func (f *fakeFile) SetDeadline(time.Time) error { return nil }
 
+func (f *fakeFile) Hsync() error  { return nil }
+func (f *fakeFile) Hflush() error { return nil }
+
 var errNotReplicated = remoteErr{excNotReplicatedYet}
 
 const mib = 1 << 20

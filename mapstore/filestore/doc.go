@@ -11,7 +11,12 @@
 // one round trip per batch; a batch is acknowledged once its file and every
 // earlier batch's are durable, and a crash that leaves a later batch's
 // file without an earlier one's recovers neither (see FORMAT.md, "Links").
-// Each member run writes its own files and never modifies a finished one.
+// Where Sync makes an open file durable but readers see it only once
+// closed (HDFS: hsync), a small batch with nothing in flight, as a lone
+// writer makes, is appended to a log file kept open and synced instead
+// (openfile.go); a file a run that ended left open is recovered before it
+// is read. Each member run writes its own files and never modifies a
+// finished one.
 //
 // Compaction: the owner of the data (the in-memory map) is the snapshot
 // source. Partitions whose log has grown are snapshotted, the snapshot is

@@ -555,6 +555,15 @@ func (s *Store) readFrames(ctx context.Context, name string, fn func(f record.Fr
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.recoverIfLeftOpen(r, name) {
+		r.Close()
+		if err := fsbackend.Recover(ctx, s.fs, name); err != nil {
+			return nil, nil, fmt.Errorf("stowage/mapstore/filestore: recover %s, left open by its run: %w", name, err)
+		}
+		if r, err = s.fs.Open(ctx, name); err != nil {
+			return nil, nil, err
+		}
+	}
 	defer r.Close()
 	size := r.Size()
 	opened(size)

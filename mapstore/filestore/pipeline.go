@@ -79,6 +79,8 @@ func (w *writer) runPipelined() {
 		for !w.pipeReady() {
 			if w.closing && len(w.queue) == 0 && len(p.inflight) == 0 {
 				w.mu.Unlock()
+				w.stopIdle()
+				w.roll()
 				p.uploads.Wait()
 				return
 			}
@@ -92,10 +94,17 @@ func (w *writer) runPipelined() {
 			p.inflight = p.inflight[1:]
 		}
 		var reqs []*request
+		idle := false
 		if len(done) == 0 {
 			reqs, w.queue = w.queue, nil
+			idle = len(p.inflight) == 0 && p.failing == nil
 		}
+		rollDue := w.rollDue
+		w.rollDue = false
 		w.mu.Unlock()
+		if rollDue {
+			w.roll() // nothing was appended for a while
+		}
 		for _, b := range done {
 			w.resolve(b)
 		}
@@ -106,7 +115,18 @@ func (w *writer) runPipelined() {
 			}
 			w.mu.Unlock()
 		}
-		if reqs != nil {
+		switch {
+		case reqs == nil:
+		case w.appendable(reqs, idle):
+			w.flush(reqs)
+			w.armIdle()
+		default:
+			for _, r := range reqs {
+				if r.roll {
+					w.roll()
+					break
+				}
+			}
 			w.launch(reqs)
 		}
 	}
@@ -116,6 +136,9 @@ func (w *writer) runPipelined() {
 // flight finished, or a batch can start. Called with w.mu held.
 func (w *writer) pipeReady() bool {
 	p := &w.pipe
+	if w.rollDue {
+		return true
+	}
 	if len(p.inflight) > 0 && p.inflight[0].finished {
 		return true
 	}

@@ -148,6 +148,13 @@ func isContextErr(err error) bool {
 // prefetch, also each one's newest snapshot, beside the log files. Log
 // files read recently, unchanged in size, are not read again.
 func (s *Store) reread(ctx context.Context, want func(int) bool, prefetch bool) (rereadResult, error) {
+	// Records in this store's open file (SyncOpen back ends) are visible
+	// only once it is finished.
+	if s.w != nil && s.w.syncOpen && s.openHolds(want) {
+		if err := s.w.rollSegment(ctx); err != nil && !errors.Is(err, mapstore.ErrClosed) {
+			return rereadResult{}, err
+		}
+	}
 	list, err := s.fs.List(ctx, genDir(s.gen))
 	if err != nil {
 		return rereadResult{}, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -27,13 +28,21 @@ type writer struct {
 	closing bool
 
 	// owned by the flusher goroutine
-	seg     fsbackend.Writer
-	segName string
-	segSize int64
-	segN    int
-	buf     []byte
+	seg      fsbackend.Writer
+	segName  string
+	segSize  int64
+	segStart time.Time
+	segN     int
+	buf      []byte
 
 	pipe pipeline // back ends without durable append
+
+	// syncOpen: the back end has SyncOpen, and small batches with
+	// nothing in flight are appended to an open file (see openfile.go).
+	syncOpen bool
+	hasOpen  atomic.Bool // a segment is open (syncOpen)
+	idle     *time.Timer // finishes the open file when idle (flusher goroutine)
+	rollDue  bool        // the idle timer fired (under mu)
 }
 
 type request struct {
@@ -54,7 +63,8 @@ type partVer struct {
 var reqPool = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
 
 func newWriter(s *Store) *writer {
-	w := &writer{s: s, append: s.fs.Capabilities().DurableAppend}
+	caps := s.fs.Capabilities()
+	w := &writer{s: s, append: caps.DurableAppend, syncOpen: !caps.DurableAppend && caps.SyncOpen}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -164,8 +174,9 @@ func (w *writer) write(b []byte) (string, error) {
 			_ = seg.Abort()
 			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
 		}
-		w.seg, w.segName, w.segSize = seg, name, int64(len(h))
+		w.seg, w.segName, w.segSize, w.segStart = seg, name, int64(len(h)), time.Now()
 		w.s.addFile(name, int64(len(h)), true)
+		w.hasOpen.Store(true)
 	}
 	_, err := w.seg.Write(b)
 	if err == nil {
@@ -175,15 +186,18 @@ func (w *writer) write(b []byte) (string, error) {
 		// Cut the failed batch off so it cannot reappear after a restart;
 		// if that fails too, leave the segment and start a new one.
 		if t, ok := w.seg.(fsbackend.Truncater); !ok || t.Truncate(w.segSize) != nil {
-			_ = w.seg.Close()
+			if cerr := w.seg.Close(); cerr != nil && w.syncOpen {
+				w.recoverLater(w.segName)
+			}
 			w.s.finishFile(w.segName)
 			w.seg = nil
+			w.hasOpen.Store(false)
 		}
 		return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", w.segName, err)
 	}
 	w.segSize += int64(len(b))
 	name := w.segName
-	if w.segSize >= w.s.opts.SegmentSize {
+	if w.segmentDone() {
 		w.roll()
 	}
 	return name, nil
@@ -195,9 +209,13 @@ func (w *writer) roll() {
 	}
 	if err := w.seg.Close(); err != nil && !errors.Is(err, fsbackend.ErrClosed) {
 		w.s.log.Warn("stowage/mapstore/filestore: closing segment", "file", w.segName, "err", err)
+		if w.syncOpen {
+			w.recoverLater(w.segName)
+		}
 	}
 	w.s.finishFile(w.segName)
 	w.seg = nil
+	w.hasOpen.Store(false)
 }
 
 func (w *writer) finish() { w.roll() }
@@ -206,9 +224,10 @@ func (w *writer) finish() { w.roll() }
 // compaction may collect it: once it returns, every record acknowledged
 // before it was called is in a finished file. The next batch starts a new
 // segment. On back ends without durable append every batch is a finished
-// file already, and it does nothing.
+// file already, but for the open file of SyncOpen back ends, and it does
+// nothing when none is open.
 func (w *writer) rollSegment(ctx context.Context) error {
-	if !w.append {
+	if !w.append && !w.hasOpen.Load() {
 		return nil
 	}
 	r := reqPool.Get().(*request)

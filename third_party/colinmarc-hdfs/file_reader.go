@@ -28,6 +28,8 @@ type FileReader struct {
 
 	readdirLast string
 
+	underConstruction bool
+
 	closed bool
 }
 
@@ -405,7 +407,23 @@ func (f *FileReader) getBlocks() error {
 	}
 
 	f.blocks = resp.GetLocations().GetBlocks()
+	f.underConstruction = resp.GetLocations().GetUnderConstruction()
 	return nil
+}
+
+// UnderConstruction reports whether the file was still open for writing (or
+// its writer died and its lease was not recovered yet) when its block
+// locations were fetched, which it does now if no read did before. The size
+// in Stat is then the length the namenode knew, which may be short of what
+// the writer wrote and synced; RecoverLease closes such a file.
+func (f *FileReader) UnderConstruction() (bool, error) {
+	if f.blocks == nil {
+		if err := f.getBlocks(); err != nil {
+			return false, &os.PathError{"open", f.name, interpretException(err)}
+		}
+	}
+
+	return f.underConstruction, nil
 }
 
 func (f *FileReader) getNewBlockReader() error {

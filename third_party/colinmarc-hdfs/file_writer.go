@@ -229,6 +229,31 @@ func (f *FileWriter) Flush() error {
 	return nil
 }
 
+// Hsync flushes any buffered data out to the datanodes and waits until every
+// datanode in the pipeline has synced it to disk and acknowledged it, like
+// hsync in the Java client (without updating the length at the namenode:
+// until the file is closed, or recovered with RecoverLease after its writer
+// died, the namenode reports the length it last learned, and readers see no
+// more than that). The file stays open for more writes.
+func (f *FileWriter) Hsync() error {
+	if f.blockWriter != nil {
+		return f.blockWriter.Sync(true)
+	}
+
+	return nil
+}
+
+// Hflush is Hsync without the sync to disk, like hflush in the Java client:
+// it returns once every datanode in the pipeline has received the data,
+// which they may still hold in memory only.
+func (f *FileWriter) Hflush() error {
+	if f.blockWriter != nil {
+		return f.blockWriter.Sync(false)
+	}
+
+	return nil
+}
+
 // Close closes the file, writing any remaining data out to disk and waiting
 // for acknowledgements from the datanodes. It is important that Close is called
 // after all data has been written.

@@ -62,6 +62,12 @@ type blockWriteStream struct {
 	acksDone        chan struct{}
 	lastPacketSeqno int
 
+	// ackMu guards acked; ackCond is signalled when it grows or the ack
+	// loop ends.
+	ackMu   sync.Mutex
+	ackCond *sync.Cond
+	acked   int
+
 	heartbeats chan struct{}
 	writeLock  sync.Mutex
 }
@@ -96,6 +102,7 @@ func newBlockWriteStream(conn io.ReadWriter, offset int64) *blockWriteStream {
 		acksDone:   make(chan struct{}),
 		heartbeats: make(chan struct{}),
 	}
+	s.ackCond = sync.NewCond(&s.ackMu)
 
 	// Send idle heartbeats every 30 seconds.
 	go s.writeHeartbeats()
@@ -103,7 +110,10 @@ func newBlockWriteStream(conn io.ReadWriter, offset int64) *blockWriteStream {
 	// Ack packets in the background.
 	go func() {
 		s.ackPackets()
+		s.ackMu.Lock()
 		close(s.acksDone)
+		s.ackCond.Broadcast()
+		s.ackMu.Unlock()
 	}()
 
 	return s
@@ -149,11 +159,16 @@ func (s *blockWriteStream) finish(syncBlock bool) error {
 	// Stop sending heartbeats.
 	close(s.heartbeats)
 
+	// On an error, close the packet queue too: an ack loop that failed
+	// drains it until then, and one still reading from the connection ends
+	// when the caller closes it (BlockWriter.Close does).
 	if err := s.getAckError(); err != nil {
+		close(s.packets)
 		return err
 	}
 
 	if err := s.flush(true); err != nil {
+		close(s.packets)
 		return err
 	}
 
@@ -170,6 +185,7 @@ func (s *blockWriteStream) finish(syncBlock bool) error {
 
 	err := s.writePacket(lastPacket)
 	if err != nil {
+		close(s.packets)
 		return err
 	}
 
@@ -183,6 +199,81 @@ func (s *blockWriteStream) finish(syncBlock bool) error {
 	}
 
 	return nil
+}
+
+// sync flushes the buffered bytes and waits until the last packet sent (an
+// empty packet if nothing is buffered) is acknowledged by the whole
+// pipeline, like the Java client's hflush. If syncBlock is true, that packet
+// asks the datanodes to sync the block to disk before they acknowledge it,
+// like hsync: the data written so far is then on the disks of every
+// datanode.
+func (s *blockWriteStream) sync(syncBlock bool) error {
+	if s.closed {
+		return io.ErrClosedPipe
+	}
+
+	if err := s.getAckError(); err != nil {
+		return err
+	}
+
+	seqno, err := s.flushSync(syncBlock)
+	if err != nil {
+		return err
+	}
+
+	s.ackMu.Lock()
+	defer s.ackMu.Unlock()
+	for s.acked < seqno {
+		select {
+		case <-s.acksDone:
+			if s.ackError != nil {
+				return s.ackError
+			}
+			if s.acked < seqno {
+				return ErrInvalidSeqno
+			}
+			return nil
+		default:
+		}
+		s.ackCond.Wait()
+	}
+	return nil
+}
+
+// flushSync sends every buffered byte, the last packet with syncBlock as
+// given, and returns that packet's seqno.
+func (s *blockWriteStream) flushSync(syncBlock bool) (int, error) {
+	s.writeLock.Lock()
+	defer s.writeLock.Unlock()
+
+	if s.buf.Len() == 0 {
+		packet := outboundPacket{
+			seqno:     s.seqno,
+			offset:    s.offset,
+			syncBlock: syncBlock,
+			checksums: []byte{},
+			data:      []byte{},
+		}
+		s.packets <- packet.seqno
+		s.seqno++
+		return packet.seqno, s.writePacket(packet)
+	}
+
+	var seqno int
+	for s.buf.Len() > 0 {
+		packet := s.makePacket()
+		packet.syncBlock = syncBlock && s.buf.Len() == 0
+		s.packets <- packet.seqno
+		s.offset += int64(len(packet.data))
+		s.seqno++
+		seqno = packet.seqno
+
+		if err := s.writePacket(packet); err != nil {
+			return seqno, err
+		}
+	}
+
+	return seqno, nil
 }
 
 // flush parcels out the buffered bytes into packets, which it then flushes to
@@ -289,6 +380,11 @@ Acks:
 			s.ackError = ErrInvalidSeqno
 			break Acks
 		}
+
+		s.ackMu.Lock()
+		s.acked = seqno
+		s.ackCond.Broadcast()
+		s.ackMu.Unlock()
 	}
 
 	// Once we've seen an error, just keep reading packets off the channel (but

@@ -103,6 +103,19 @@ func (bw *BlockWriter) Flush() error {
 	return nil
 }
 
+// Sync flushes any unwritten packets out to the datanode and waits until
+// the whole pipeline has acknowledged the last of them, like the Java
+// client's hflush; if syncBlock is true, that packet asks the datanodes to
+// sync the block to disk first, like hsync. Nothing is done if nothing was
+// written to the block yet.
+func (bw *BlockWriter) Sync(syncBlock bool) error {
+	if bw.stream != nil {
+		return bw.stream.sync(syncBlock)
+	}
+
+	return nil
+}
+
 // Close implements io.Closer. It flushes any unwritten packets out to the
 // datanode, and sends a final packet indicating the end of the block. The
 // block must still be finalized with the namenode.

@@ -107,3 +107,100 @@ func TestFinishSyncBlock(t *testing.T) {
 func TestFinishNoSyncBlock(t *testing.T) {
 	testFinishSyncBlock(t, false)
 }
+
+// ackingDatanode reads packets from conn and acknowledges each at once,
+// sending their headers to headers, until the last packet in the block.
+func ackingDatanode(t *testing.T, conn net.Conn, headers chan<- *hdfs.PacketHeaderProto) {
+	defer close(headers)
+	for {
+		lengths := make([]byte, 6)
+		if _, err := io.ReadFull(conn, lengths); err != nil {
+			t.Error(err)
+			return
+		}
+		packetLen := binary.BigEndian.Uint32(lengths)
+		headerLen := binary.BigEndian.Uint16(lengths[4:])
+		rest := make([]byte, int(headerLen)+int(packetLen)-4)
+		if _, err := io.ReadFull(conn, rest); err != nil {
+			t.Error(err)
+			return
+		}
+		header := &hdfs.PacketHeaderProto{}
+		if err := proto.Unmarshal(rest[:headerLen], header); err != nil {
+			t.Error(err)
+			return
+		}
+		headers <- header
+		ack, _ := makePrefixedMessage(&hdfs.PipelineAckProto{
+			Seqno: proto.Int64(header.GetSeqno()),
+			Reply: []hdfs.Status{hdfs.Status_SUCCESS},
+		})
+		if _, err := conn.Write(ack); err != nil {
+			t.Error(err)
+			return
+		}
+		if header.GetLastPacketInBlock() {
+			return
+		}
+	}
+}
+
+func TestSyncMarksLastPacketAndWaitsForAck(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	headers := make(chan *hdfs.PacketHeaderProto, 100)
+	go ackingDatanode(t, server, headers)
+
+	s := newBlockWriteStream(client, 0)
+	data := make([]byte, outboundPacketSize+100)
+	_, err := s.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, s.sync(true))
+	// The sync returned, so its packet was acknowledged: every header
+	// up to it is in the channel.
+	h1, h2 := <-headers, <-headers
+	assert.Nil(t, h1.SyncBlock, "full packet before the sync")
+	assert.EqualValues(t, outboundPacketSize, h1.GetDataLen())
+	assert.True(t, h2.GetSyncBlock(), "last packet of the sync")
+	assert.EqualValues(t, 100, h2.GetDataLen())
+	assert.False(t, h2.GetLastPacketInBlock())
+
+	// Nothing buffered: an empty packet carries the sync.
+	require.NoError(t, s.sync(true))
+	h3 := <-headers
+	assert.True(t, h3.GetSyncBlock(), "empty sync packet")
+	assert.EqualValues(t, 0, h3.GetDataLen())
+	assert.EqualValues(t, outboundPacketSize+100, h3.GetOffsetInBlock())
+
+	// Without syncBlock (hflush) no packet asks for the sync.
+	require.NoError(t, s.sync(false))
+	h := <-headers
+	assert.Nil(t, h.SyncBlock, "hflush packet")
+
+	// More bytes after a sync start where it ended.
+	_, err = s.Write([]byte("tail"))
+	require.NoError(t, err)
+	require.NoError(t, s.finish(false))
+	h4 := <-headers
+	assert.EqualValues(t, outboundPacketSize+100, h4.GetOffsetInBlock())
+	assert.Nil(t, h4.SyncBlock)
+	for range headers {
+	}
+}
+
+func TestSyncReportsAckError(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	go func() {
+		lengths := make([]byte, 6)
+		if _, err := io.ReadFull(server, lengths); err != nil {
+			return
+		}
+		server.Close() // the datanode goes away before it acknowledges
+	}()
+
+	s := newBlockWriteStream(client, 0)
+	_, err := s.Write([]byte("some bytes"))
+	require.NoError(t, err)
+	assert.Error(t, s.sync(true))
+}
