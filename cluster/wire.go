@@ -8,9 +8,25 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
+// WireAppender is a message whose msgpack codec is written out rather
+// than found by reflection (the hot messages): AppendWire appends the
+// bytes reflection would make of it.
+type WireAppender interface {
+	AppendWire(b []byte) []byte
+}
+
+// WireParser reads the bytes a WireAppender makes, and those reflection
+// makes, into a message.
+type WireParser interface {
+	ParseWire(b []byte) error
+}
+
 // Encode encodes a member-protocol message (msgpack). Every message type
 // encodes; a failure is a programming error.
 func Encode(v any) []byte {
+	if a, ok := v.(WireAppender); ok {
+		return a.AppendWire(nil)
+	}
 	b, err := msgpack.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("stowage/cluster: encode %T: %v", v, err))
@@ -23,6 +39,12 @@ var ErrBadMessage = errors.New("stowage: malformed message from a member")
 
 // Decode decodes a member-protocol message.
 func Decode(b []byte, v any) error {
+	if p, ok := v.(WireParser); ok {
+		if err := p.ParseWire(b); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadMessage, err)
+		}
+		return nil
+	}
 	if err := msgpack.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadMessage, err)
 	}
