@@ -46,6 +46,15 @@ func (r Record) AppendWire(b []byte) []byte {
 	return b
 }
 
+// WireSize is at least the length of the record's msgpack bytes.
+func (r Record) WireSize() int {
+	return 64 + len(r.Map) + 2*entryWireSize + len(r.Rec.K) + len(r.Rec.V) + len(r.Prev.K) + len(r.Prev.V)
+}
+
+// entryWireSize bounds an entry's bytes beside its key and value: the
+// map header, keys, length prefixes, version, flag and expiry.
+const entryWireSize = 1 + 2*5 + 5 + 5 + 1 + 2*9 + 4 + 1 + 9
+
 // ParseWire reads a record's msgpack bytes (the whole of b).
 func (r *Record) ParseWire(b []byte) error {
 	rd := mpack.NewReader(b)

@@ -59,6 +59,9 @@ func TestRecordCodecIsReflections(t *testing.T) {
 		if direct := cluster.Encode(r); !bytes.Equal(direct, want) {
 			t.Errorf("record %+v:\n appended   %x\n reflection %x", r, direct, want)
 		}
+		if len(want) > r.WireSize() {
+			t.Errorf("record %+v: %d bytes, WireSize %d", r, len(want), r.WireSize())
+		}
 		var back reflectRecord
 		if err := msgpack.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back, mirror(r)) {
 			t.Errorf("reflection read %+v (%v), want %+v", back, err, mirror(r))

@@ -21,11 +21,21 @@ type WireParser interface {
 	ParseWire(b []byte) error
 }
 
+// wireSizer is a WireAppender that knows how many bytes it appends at
+// most, so that Encode allocates them once.
+type wireSizer interface {
+	WireSize() int
+}
+
 // Encode encodes a member-protocol message (msgpack). Every message type
 // encodes; a failure is a programming error.
 func Encode(v any) []byte {
 	if a, ok := v.(WireAppender); ok {
-		return a.AppendWire(nil)
+		var b []byte
+		if s, ok := v.(wireSizer); ok {
+			b = make([]byte, 0, s.WireSize())
+		}
+		return a.AppendWire(b)
 	}
 	b, err := msgpack.Marshal(v)
 	if err != nil {

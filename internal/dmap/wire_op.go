@@ -46,6 +46,9 @@ func (q opReq) AppendWire(b []byte) []byte {
 	return b
 }
 
+// WireSize is at least the length of the request's msgpack bytes.
+func (q opReq) WireSize() int { return 96 + len(q.Map) + len(q.Key) + len(q.Val) + len(q.Owner) }
+
 // ParseWire reads a request's msgpack bytes.
 func (q *opReq) ParseWire(b []byte) error {
 	*q = opReq{}
@@ -102,6 +105,9 @@ func (a opAns) AppendWire(b []byte) []byte {
 	}
 	return a.Ver.AppendWire(mpack.AppendString(b, "r"))
 }
+
+// WireSize is at least the length of the answer's msgpack bytes.
+func (a opAns) WireSize() int { return 64 + len(a.Msg) + len(a.Old) }
 
 // ParseWire reads an answer's msgpack bytes.
 func (a *opAns) ParseWire(b []byte) error {

@@ -85,6 +85,9 @@ func checkWire[M any, P interface {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%+v:\n written out %x\n reflection  %x", msg, got, want)
 	}
+	if s, ok := msg.(interface{ WireSize() int }); !ok || len(got) > s.WireSize() {
+		t.Errorf("%+v: %d bytes, over its WireSize", msg, len(got))
+	}
 	// Reflection reads the written-out bytes as what they were made of:
 	// it encodes what it read to the same bytes again.
 	var fromWritten M
