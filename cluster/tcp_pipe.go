@@ -246,8 +246,12 @@ func (p *pipe) abandon(id uint64) {
 		return
 	}
 	c.deliver(nil, callErr(c.method, p.addr, c.ctx.Err()))
-	// Best effort: while the pipe is full, the callee's handler ends by
-	// the call's deadline instead.
+	p.queueCancel(id)
+}
+
+// queueCancel tells the callee to stop call id. Best effort: while the
+// pipe is full, the callee's handler ends by the call's deadline instead.
+func (p *pipe) queueCancel(id uint64) {
 	_, _ = p.w.queue(closedChan, func(b []byte) []byte { return appendPipeCancel(b, id) })
 }
 
@@ -256,6 +260,12 @@ func (p *pipe) answer(id uint64, status uint8, body []byte, err error) {
 	c := p.remove(id)
 	if c == nil {
 		return // the caller gave up
+	}
+	if cerr := c.ctx.Err(); cerr != nil {
+		// The caller gave up before the answer came (the sweep had not
+		// got to it yet): as if the sweep had.
+		c.deliver(nil, callErr(c.method, p.addr, cerr))
+		return
 	}
 	switch {
 	case err != nil:
