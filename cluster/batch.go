@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,8 @@ type Answer struct {
 // done is called once, and must not block.
 type asyncCaller interface {
 	CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error))
+	// callAsync is CallAsync of a body in two parts, head and body.
+	callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error))
 }
 
 type batcher struct {
@@ -122,7 +125,8 @@ func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byt
 			return nil, pr.closed
 		}
 		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
-		ac.CallAsync(ctx, addr, method, pr.frame(body), func(b []byte, err error) {
+		var head [1 + binary.MaxVarintLen64]byte
+		ac.callAsync(ctx, addr, method, pr.appendHeader(head[:0]), body, func(b []byte, err error) {
 			pr.noteFailed(addr, err)
 			pc.done <- Answer{b, err}
 		})

@@ -56,12 +56,22 @@ type pipeCall struct {
 // write; a call alone goes at once. When ctx ends first, done gets its
 // error within pipeSweep; a caller that must know sooner watches ctx.
 func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error)) {
+	t.callAsync(ctx, addr, method, nil, body, done)
+}
+
+// callAsync is CallAsync of a request of head and body, which it joins
+// as it copies them into the pipe.
+func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error)) {
 	if err := ctx.Err(); err != nil {
 		done(nil, err)
 		return
 	}
-	if len(body) > pipeMaxBody || len(method) > 255 {
-		if !t.goTracked(func() { done(t.Call(ctx, addr, method, body)) }) {
+	if len(head)+len(body) > pipeMaxBody || len(method) > 255 {
+		whole := body
+		if len(head) > 0 {
+			whole = append(head[:len(head):len(head)], body...)
+		}
+		if !t.goTracked(func() { done(t.Call(ctx, addr, method, whole)) }) {
 			done(nil, unreachable(addr, errTransportClosed))
 		}
 		return
@@ -74,7 +84,7 @@ func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body 
 		done(nil, err)
 		return
 	}
-	p.start(ctx, method, body, done)
+	p.start(ctx, method, head, body, done)
 }
 
 // goTracked runs fn on a goroutine that Close waits for; false once the
@@ -155,7 +165,7 @@ func (p *pipe) live() bool {
 }
 
 // start queues one call.
-func (p *pipe) start(ctx context.Context, method string, body []byte, deliver func([]byte, error)) {
+func (p *pipe) start(ctx context.Context, method string, head, body []byte, deliver func([]byte, error)) {
 	var deadline int64
 	if dl, ok := ctx.Deadline(); ok {
 		deadline = dl.UnixNano()
@@ -177,7 +187,7 @@ func (p *pipe) start(ctx context.Context, method string, body []byte, deliver fu
 	}
 	p.mu.Unlock()
 	gen, err := p.w.queue(ctx.Done(), func(b []byte) []byte {
-		return appendPipeRequest(b, id, deadline, method, body)
+		return appendPipeRequest(b, id, deadline, method, head, body)
 	})
 	if err != nil {
 		if p.remove(id) != nil {

@@ -53,14 +53,16 @@ const pipeMaxRequest = 8 + 1 + 255 + pipeMaxBody
 // caller waits while more do (the peer reads too slowly).
 const pipeMaxQueued = 4 << 20
 
-// appendPipeRequest appends a request frame to b.
-func appendPipeRequest(b []byte, id uint64, deadline int64, method string, body []byte) []byte {
+// appendPipeRequest appends a request frame to b, its body head then
+// body.
+func appendPipeRequest(b []byte, id uint64, deadline int64, method string, head, body []byte) []byte {
 	b = append(b, pipeRequest)
 	b = binary.BigEndian.AppendUint64(b, id)
-	b = binary.BigEndian.AppendUint32(b, uint32(8+1+len(method)+len(body)))
+	b = binary.BigEndian.AppendUint32(b, uint32(8+1+len(method)+len(head)+len(body)))
 	b = binary.BigEndian.AppendUint64(b, uint64(deadline))
 	b = append(b, byte(len(method)))
 	b = append(b, method...)
+	b = append(b, head...)
 	return append(b, body...)
 }
 

@@ -77,10 +77,13 @@ type header struct {
 
 // frame prepends this member's header to a request body.
 func (pr *Protocol) frame(body []byte) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
+	return append(pr.appendHeader(make([]byte, 0, 1+binary.MaxVarintLen64+len(body))), body...)
+}
+
+// appendHeader appends this member's request header to b.
+func (pr *Protocol) appendHeader(b []byte) []byte {
 	b = append(b, headerVersion)
-	b = binary.AppendVarint(b, pr.TableVersion())
-	return append(b, body...)
+	return binary.AppendVarint(b, pr.TableVersion())
 }
 
 // unframe splits a call's body into its header and the request.
