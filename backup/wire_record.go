@@ -189,6 +189,9 @@ func (a codeAns) AppendWire(b []byte) []byte {
 	return b
 }
 
+// WireSize is at least the length of the answer's msgpack bytes.
+func (a codeAns) WireSize() int { return 24 + len(a.Msg) }
+
 // ParseWire reads an answer's msgpack bytes.
 func (a *codeAns) ParseWire(b []byte) error {
 	*a = codeAns{}

@@ -126,6 +126,9 @@ func TestCodeAnsCodecIsReflections(t *testing.T) {
 		if got := cluster.Encode(a); !bytes.Equal(got, want) {
 			t.Errorf("answer %+v:\n written out %x\n reflection  %x", a, got, want)
 		}
+		if len(want) > a.WireSize() {
+			t.Errorf("answer %+v: %d bytes, WireSize %d", a, len(want), a.WireSize())
+		}
 		var back codeAns
 		if err := cluster.Decode(want, &back); err != nil || back != a {
 			t.Errorf("read %+v (%v), want %+v", back, err, a)

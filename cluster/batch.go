@@ -76,6 +76,7 @@ type PendingCall struct {
 	ctx  context.Context
 	body []byte
 	done chan Answer
+	head [1 + binary.MaxVarintLen64]byte // room for the request header
 }
 
 // Answer is the result of one call.
@@ -125,8 +126,7 @@ func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byt
 			return nil, pr.closed
 		}
 		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
-		var head [1 + binary.MaxVarintLen64]byte
-		ac.callAsync(ctx, addr, method, pr.appendHeader(head[:0]), body, func(b []byte, err error) {
+		ac.callAsync(ctx, addr, method, pr.appendHeader(pc.head[:0]), body, func(b []byte, err error) {
 			pr.noteFailed(addr, err)
 			pc.done <- Answer{b, err}
 		})
