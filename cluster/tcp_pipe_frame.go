@@ -129,7 +129,8 @@ type frameWriter struct {
 	gen    uint64        // how many times the writer took buf
 	frames int           // frames in buf
 	wake   chan struct{} // a token when buf is not empty
-	room   chan struct{} // closed when the writer takes buf
+	room   chan struct{} // closed when the writer takes buf, if roomed
+	roomed bool          // a caller waits on room
 	err    error         // set once the pipe broke: nothing more is queued
 }
 
@@ -145,6 +146,7 @@ func (w *frameWriter) queue(stop <-chan struct{}, add func([]byte) []byte) (gen 
 	w.mu.Lock()
 	for w.err == nil && len(w.buf) > pipeMaxQueued {
 		room := w.room
+		w.roomed = true
 		w.mu.Unlock()
 		select {
 		case <-room:
@@ -179,8 +181,10 @@ func (w *frameWriter) take() (out []byte, frames int) {
 	w.buf, w.spare, w.frames = w.spare[:0], nil, 0
 	if len(out) > 0 {
 		w.gen++
-		close(w.room)
-		w.room = make(chan struct{})
+		if w.roomed { // a new channel only when someone waited on the old
+			close(w.room)
+			w.room, w.roomed = make(chan struct{}), false
+		}
 	}
 	return out, frames
 }

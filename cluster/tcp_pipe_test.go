@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -344,5 +345,32 @@ func TestPipeDeadlineReachesHandler(t *testing.T) {
 	}
 	if !errors.Is(s.err, context.DeadlineExceeded) || !errors.Is(s.derivd, context.DeadlineExceeded) {
 		t.Errorf("handler's context ended with %v, one made from it with %v; want DeadlineExceeded", s.err, s.derivd)
+	}
+}
+
+// TestPipeFullQueueDrains: calls queued while more than the pipe holds
+// waits for the writer go out once it took what was queued before them;
+// every one is answered.
+func TestPipeFullQueueDrains(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	b.SetHandler(func(_ context.Context, _, _ string, body []byte) ([]byte, error) {
+		return body[:1], nil
+	})
+	const calls = 160 // 160 × 60 KiB: more than twice what a pipe queues
+	big := make([]byte, 60<<10)
+	res := make(chan error, calls)
+	for i := range calls {
+		body := append([]byte{byte(i)}, big...)
+		go a.CallAsync(callCtx(t), b.Addr(), "put", body, func(ans []byte, err error) {
+			if err == nil && (len(ans) != 1 || ans[0] != byte(i)) {
+				err = fmt.Errorf("call %d answered %v", i, ans)
+			}
+			res <- err
+		})
+	}
+	for range calls {
+		if err := wait(t, (<-chan error)(res), "a call to be answered"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
