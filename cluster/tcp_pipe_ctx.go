@@ -60,9 +60,11 @@ func (c *servedCtx) Err() error {
 // under, carries no values.
 func (c *servedCtx) Value(any) any { return nil }
 
-// AfterFunc calls f once the context ends (at once, on a goroutine of
-// its own, if it has); stop keeps f from being called and reports
-// whether it did. context.AfterFunc, WithCancel and the like use it.
+// AfterFunc calls f once the context ends, on the goroutine that ends
+// it (f must not block: context.AfterFunc, WithCancel and the like, which
+// use it, pass a function that only cancels), or at once on a goroutine
+// of its own if it has ended; stop keeps f from being called and reports
+// whether it did.
 func (c *servedCtx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	if c.err != nil {
