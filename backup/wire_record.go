@@ -3,22 +3,27 @@ package backup
 import (
 	"fmt"
 
+	"github.com/stowage/stowage/internal/mpack"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Record is the message of every replicated write: its codec is written
-// out rather than found by reflection. The bytes are the ones reflection
-// makes of the msgpack tags (a map of the tagged names, omitempty fields
-// left out), and decoding takes the keys in any order and skips unknown
-// ones, so members that decode by reflection read them alike.
+// Record is the message of every replicated write, and codeAns its
+// answer: their codec is written out (internal/mpack) rather than found
+// by reflection. The bytes are the ones reflection makes of the msgpack
+// tags (a map of the tagged names, omitempty fields left out), and
+// decoding takes the keys in any order and skips unknown ones, so
+// members that decode by reflection read them alike. cluster.Encode and
+// cluster.Decode use AppendWire and ParseWire; the msgpack methods make
+// and read the same bytes where a Record sits inside a message encoded
+// by reflection.
 
 var (
 	_ msgpack.CustomEncoder = Record{}
 	_ msgpack.CustomDecoder = (*Record)(nil)
 )
 
-// EncodeMsgpack implements msgpack.CustomEncoder.
-func (r Record) EncodeMsgpack(e *msgpack.Encoder) error {
+// AppendWire appends the record's msgpack bytes to b.
+func (r Record) AppendWire(b []byte) []byte {
 	n := 5
 	if r.PrevOK {
 		n++
@@ -26,60 +31,80 @@ func (r Record) EncodeMsgpack(e *msgpack.Encoder) error {
 	if r.Comp != 0 {
 		n++
 	}
-	var x firstErr
-	x.do(e.EncodeMapLen(n))
-	x.do(e.EncodeString("m"), e.EncodeString(r.Map))
-	x.do(e.EncodeString("p"), e.EncodeInt(int64(r.P)))
-	x.do(e.EncodeString("e"), e.EncodeUint64(r.Epoch))
-	x.do(e.EncodeString("r"), encodeEntry(e, &r.Rec))
+	b = mpack.AppendMapLen(b, n)
+	b = mpack.AppendString(mpack.AppendString(b, "m"), r.Map)
+	b = mpack.AppendInt(mpack.AppendString(b, "p"), int64(r.P))
+	b = mpack.AppendUint64(mpack.AppendString(b, "e"), r.Epoch)
+	b = appendEntry(mpack.AppendString(b, "r"), &r.Rec)
 	if r.PrevOK {
-		x.do(e.EncodeString("po"), e.EncodeBool(true))
+		b = mpack.AppendBool(mpack.AppendString(b, "po"), true)
 	}
-	x.do(e.EncodeString("pv"), encodeEntry(e, &r.Prev))
+	b = appendEntry(mpack.AppendString(b, "pv"), &r.Prev)
 	if r.Comp != 0 {
-		x.do(e.EncodeString("cp"), e.EncodeUint64(r.Comp))
+		b = mpack.AppendUint64(mpack.AppendString(b, "cp"), r.Comp)
 	}
-	return x.err
+	return b
+}
+
+// WireSize is at least the length of the record's msgpack bytes.
+func (r Record) WireSize() int {
+	return 64 + len(r.Map) + 2*entryWireSize + len(r.Rec.K) + len(r.Rec.V) + len(r.Prev.K) + len(r.Prev.V)
+}
+
+// entryWireSize bounds an entry's bytes beside its key and value: the
+// map header, keys, length prefixes, version, flag and expiry.
+const entryWireSize = 1 + 2*5 + 5 + 5 + 1 + 2*9 + 4 + 1 + 9
+
+// ParseWire reads a record's msgpack bytes (the whole of b).
+func (r *Record) ParseWire(b []byte) error {
+	rd := mpack.NewReader(b)
+	r.parse(rd)
+	return rd.Err()
+}
+
+func (r *Record) parse(rd *mpack.Reader) {
+	*r = Record{}
+	_ = rd.Fields(func(key []byte) {
+		switch string(key) {
+		case "m":
+			r.Map = rd.String()
+		case "p":
+			r.P = int(rd.Int())
+		case "e":
+			r.Epoch = rd.Uint64()
+		case "r":
+			parseEntry(rd, &r.Rec)
+		case "po":
+			r.PrevOK = rd.Bool()
+		case "pv":
+			parseEntry(rd, &r.Prev)
+		case "cp":
+			r.Comp = rd.Uint64()
+		default:
+			rd.Skip()
+		}
+	})
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (r Record) EncodeMsgpack(e *msgpack.Encoder) error {
+	_, err := e.Writer().Write(r.AppendWire(nil))
+	return err
 }
 
 // DecodeMsgpack implements msgpack.CustomDecoder.
 func (r *Record) DecodeMsgpack(d *msgpack.Decoder) error {
-	*r = Record{}
-	n, err := d.DecodeMapLen()
-	if err != nil || n < 0 {
+	raw, err := d.DecodeRaw()
+	if err != nil {
 		return err
 	}
-	for range n {
-		key, err := d.DecodeString()
-		if err != nil {
-			return err
-		}
-		switch key {
-		case "m":
-			r.Map, err = d.DecodeString()
-		case "p":
-			r.P, err = d.DecodeInt()
-		case "e":
-			r.Epoch, err = d.DecodeUint64()
-		case "r":
-			err = decodeEntry(d, &r.Rec)
-		case "po":
-			r.PrevOK, err = d.DecodeBool()
-		case "pv":
-			err = decodeEntry(d, &r.Prev)
-		case "cp":
-			r.Comp, err = d.DecodeUint64()
-		default:
-			err = d.Skip()
-		}
-		if err != nil {
-			return fmt.Errorf("record field %q: %w", key, err)
-		}
+	if err := r.ParseWire(raw); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }
 
-func encodeEntry(e *msgpack.Encoder, en *Entry) error {
+func appendEntry(b []byte, en *Entry) []byte {
 	n := 2
 	if len(en.V) > 0 {
 		n++
@@ -90,90 +115,95 @@ func encodeEntry(e *msgpack.Encoder, en *Entry) error {
 	if en.X != 0 {
 		n++
 	}
-	var x firstErr
-	x.do(e.EncodeMapLen(n))
-	x.do(e.EncodeString("k"), e.EncodeBytes(en.K))
+	b = mpack.AppendMapLen(b, n)
+	b = mpack.AppendBytes(mpack.AppendString(b, "k"), en.K)
 	if len(en.V) > 0 {
-		x.do(e.EncodeString("v"), e.EncodeBytes(en.V))
+		b = mpack.AppendBytes(mpack.AppendString(b, "v"), en.V)
 	}
-	x.do(e.EncodeString("r"), e.EncodeMapLen(2))
-	x.do(e.EncodeString("e"), e.EncodeUint64(en.R.E))
-	x.do(e.EncodeString("s"), e.EncodeUint64(en.R.S))
+	b = appendVer(mpack.AppendString(b, "r"), en.R)
 	if en.D {
-		x.do(e.EncodeString("d"), e.EncodeBool(true))
+		b = mpack.AppendBool(mpack.AppendString(b, "d"), true)
 	}
 	if en.X != 0 {
-		x.do(e.EncodeString("x"), e.EncodeInt64(en.X))
+		b = mpack.AppendInt64(mpack.AppendString(b, "x"), en.X)
 	}
-	return x.err
+	return b
 }
 
-func decodeEntry(d *msgpack.Decoder, en *Entry) error {
+func parseEntry(rd *mpack.Reader, en *Entry) {
 	*en = Entry{}
-	n, err := d.DecodeMapLen()
-	if err != nil || n < 0 {
-		return err
-	}
-	for range n {
-		key, err := d.DecodeString()
-		if err != nil {
-			return err
-		}
-		switch key {
+	_ = rd.Fields(func(key []byte) {
+		switch string(key) {
 		case "k":
-			en.K, err = d.DecodeBytes()
+			en.K = rd.Bytes()
 		case "v":
-			en.V, err = d.DecodeBytes()
+			en.V = rd.Bytes()
 		case "r":
-			err = decodeVer(d, &en.R)
+			en.R = ParseVer(rd)
 		case "d":
-			en.D, err = d.DecodeBool()
+			en.D = rd.Bool()
 		case "x":
-			en.X, err = d.DecodeInt64()
+			en.X = rd.Int()
 		default:
-			err = d.Skip()
+			rd.Skip()
 		}
-		if err != nil {
-			return fmt.Errorf("entry field %q: %w", key, err)
-		}
-	}
-	return nil
+	})
 }
 
-func decodeVer(d *msgpack.Decoder, v *Ver) error {
-	*v = Ver{}
-	n, err := d.DecodeMapLen()
-	if err != nil || n < 0 {
-		return err
-	}
-	for range n {
-		key, err := d.DecodeString()
-		if err != nil {
-			return err
-		}
-		switch key {
+func appendVer(b []byte, v Ver) []byte {
+	b = mpack.AppendMapLen(b, 2)
+	b = mpack.AppendUint64(mpack.AppendString(b, "e"), v.E)
+	return mpack.AppendUint64(mpack.AppendString(b, "s"), v.S)
+}
+
+// AppendWire appends the version's msgpack bytes to b.
+func (v Ver) AppendWire(b []byte) []byte { return appendVer(b, v) }
+
+// ParseVer reads a version's msgpack bytes.
+func ParseVer(rd *mpack.Reader) Ver {
+	var v Ver
+	_ = rd.Fields(func(key []byte) {
+		switch string(key) {
 		case "e":
-			v.E, err = d.DecodeUint64()
+			v.E = rd.Uint64()
 		case "s":
-			v.S, err = d.DecodeUint64()
+			v.S = rd.Uint64()
 		default:
-			err = d.Skip()
+			rd.Skip()
 		}
-		if err != nil {
-			return fmt.Errorf("version field %q: %w", key, err)
-		}
-	}
-	return nil
+	})
+	return v
 }
 
-// firstErr keeps the first error of a sequence of encoder calls (each
-// fails only when the output does, which a bytes buffer never does).
-type firstErr struct{ err error }
-
-func (f *firstErr) do(errs ...error) {
-	for _, err := range errs {
-		if err != nil && f.err == nil {
-			f.err = err
-		}
+// AppendWire appends the answer's msgpack bytes to b.
+func (a codeAns) AppendWire(b []byte) []byte {
+	n := 1
+	if a.Msg != "" {
+		n++
 	}
+	b = mpack.AppendMapLen(b, n)
+	b = mpack.AppendInt(mpack.AppendString(b, "c"), int64(a.Code))
+	if a.Msg != "" {
+		b = mpack.AppendString(mpack.AppendString(b, "x"), a.Msg)
+	}
+	return b
+}
+
+// WireSize is at least the length of the answer's msgpack bytes.
+func (a codeAns) WireSize() int { return 24 + len(a.Msg) }
+
+// ParseWire reads an answer's msgpack bytes.
+func (a *codeAns) ParseWire(b []byte) error {
+	*a = codeAns{}
+	rd := mpack.NewReader(b)
+	return rd.Fields(func(key []byte) {
+		switch string(key) {
+		case "c":
+			a.Code = int(rd.Int())
+		case "x":
+			a.Msg = rd.String()
+		default:
+			rd.Skip()
+		}
+	})
 }

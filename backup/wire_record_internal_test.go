@@ -2,10 +2,12 @@ package backup
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/stowage/stowage/cluster"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -54,6 +56,12 @@ func TestRecordCodecIsReflections(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("record %+v:\n written out %x\n reflection  %x", r, got, want)
 		}
+		if direct := cluster.Encode(r); !bytes.Equal(direct, want) {
+			t.Errorf("record %+v:\n appended   %x\n reflection %x", r, direct, want)
+		}
+		if len(want) > r.WireSize() {
+			t.Errorf("record %+v: %d bytes, WireSize %d", r, len(want), r.WireSize())
+		}
 		var back reflectRecord
 		if err := msgpack.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back, mirror(r)) {
 			t.Errorf("reflection read %+v (%v), want %+v", back, err, mirror(r))
@@ -65,6 +73,10 @@ func TestRecordCodecIsReflections(t *testing.T) {
 		if err := msgpack.Unmarshal(later, &dec); err != nil || !reflect.DeepEqual(dec, r) {
 			t.Errorf("written-out decoder read %+v (%v), want %+v", dec, err, r)
 		}
+		var parsed Record
+		if err := cluster.Decode(later, &parsed); err != nil || !reflect.DeepEqual(parsed, r) {
+			t.Errorf("ParseWire read %+v (%v), want %+v", parsed, err, r)
+		}
 	}
 	// Truncated bytes are an error, not a panic.
 	full, _ := msgpack.Marshal(Record{Map: "m", Rec: Entry{K: []byte("k"), V: []byte("v")}})
@@ -72,6 +84,9 @@ func TestRecordCodecIsReflections(t *testing.T) {
 		var dec Record
 		if err := msgpack.Unmarshal(full[:n], &dec); err == nil {
 			t.Errorf("%d of %d bytes decoded without an error", n, len(full))
+		}
+		if err := cluster.Decode(full[:n], &dec); !errors.Is(err, cluster.ErrBadMessage) {
+			t.Errorf("%d of %d bytes parsed: %v, want ErrBadMessage", n, len(full), err)
 		}
 	}
 }
@@ -81,9 +96,10 @@ func TestRecordCodecIsReflections(t *testing.T) {
 // mirror types above; this fails until it is.
 func TestRecordCodecKnowsEveryField(t *testing.T) {
 	for typ, want := range map[reflect.Type]string{
-		reflect.TypeFor[Record](): "m p e r po pv cp",
-		reflect.TypeFor[Entry]():  "k v r d x",
-		reflect.TypeFor[Ver]():    "e s",
+		reflect.TypeFor[Record]():  "m p e r po pv cp",
+		reflect.TypeFor[Entry]():   "k v r d x",
+		reflect.TypeFor[Ver]():     "e s",
+		reflect.TypeFor[codeAns](): "c x",
 	} {
 		var tags []string
 		for f := range typ.Fields() {
@@ -91,6 +107,31 @@ func TestRecordCodecKnowsEveryField(t *testing.T) {
 		}
 		if got := strings.Join(tags, " "); got != want {
 			t.Errorf("%s has the fields %q; the written-out codec knows %q", typ, got, want)
+		}
+	}
+}
+
+// TestCodeAnsCodecIsReflections: the answer to a record, written out,
+// makes the bytes reflection makes and reads them back.
+func TestCodeAnsCodecIsReflections(t *testing.T) {
+	type reflectAns struct {
+		Code int    `msgpack:"c"`
+		Msg  string `msgpack:"x,omitempty"`
+	}
+	for _, a := range []codeAns{{}, {Code: codeStale, Msg: "partition 3: the sender is not its owner here"}, {Code: -1}} {
+		want, err := msgpack.Marshal(reflectAns(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cluster.Encode(a); !bytes.Equal(got, want) {
+			t.Errorf("answer %+v:\n written out %x\n reflection  %x", a, got, want)
+		}
+		if len(want) > a.WireSize() {
+			t.Errorf("answer %+v: %d bytes, WireSize %d", a, len(want), a.WireSize())
+		}
+		var back codeAns
+		if err := cluster.Decode(want, &back); err != nil || back != a {
+			t.Errorf("read %+v (%v), want %+v", back, err, a)
 		}
 	}
 }

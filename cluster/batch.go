@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,7 @@ type PendingCall struct {
 	ctx  context.Context
 	body []byte
 	done chan Answer
+	head [1 + binary.MaxVarintLen64]byte // room for the request header
 }
 
 // Answer is the result of one call.
@@ -88,6 +90,8 @@ type Answer struct {
 // done is called once, and must not block.
 type asyncCaller interface {
 	CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error))
+	// callAsync is CallAsync of a body in two parts, head and body.
+	callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error))
 }
 
 type batcher struct {
@@ -122,7 +126,7 @@ func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byt
 			return nil, pr.closed
 		}
 		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
-		ac.CallAsync(ctx, addr, method, pr.frame(body), func(b []byte, err error) {
+		ac.callAsync(ctx, addr, method, pr.appendHeader(pc.head[:0]), body, func(b []byte, err error) {
 			pr.noteFailed(addr, err)
 			pc.done <- Answer{b, err}
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/yamux"
 )
@@ -21,18 +22,30 @@ type pipe struct {
 	w    *frameWriter
 	quit chan struct{} // closed once the pipe broke
 
-	mu    sync.Mutex
-	next  uint64
-	calls map[uint64]*pipeCall
-	err   error // why the pipe broke
+	// sweep runs sweepCalls every pipeSweep while calls that can end
+	// wait: those whose context ended are abandoned.
+	sweep *time.Timer
+
+	mu       sync.Mutex
+	next     uint64
+	calls    map[uint64]*pipeCall
+	sweeping bool  // sweep is armed
+	err      error // why the pipe broke
 }
+
+// pipeSweep is how often a pipe looks for calls whose context ended
+// while it has any: such a call's callee is told to stop, and its done
+// gets the context's error, within that time. (The callers of
+// CallAsync watch their context themselves and do not wait for it; one
+// sweep per pipe costs less than a watcher per call.)
+const pipeSweep = 20 * time.Millisecond
 
 // pipeCall is a call waiting for its answer on a pipe.
 type pipeCall struct {
+	ctx     context.Context
 	method  string
 	gen     uint64 // the writer's generation the request went into
 	deliver func([]byte, error)
-	stop    func() bool // unregisters the context's watcher
 }
 
 // CallAsync is Call without waiting: the request is queued on the pipe
@@ -40,14 +53,25 @@ type pipeCall struct {
 // 64 KiB goes on a stream of its own) and done is called once with the
 // answer or the error, as Call would return them. done must not block: it
 // may run on the pipe's reader. Several calls queued at once go in one
-// write; a call alone goes at once.
+// write; a call alone goes at once. When ctx ends first, done gets its
+// error within pipeSweep; a caller that must know sooner watches ctx.
 func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error)) {
+	t.callAsync(ctx, addr, method, nil, body, done)
+}
+
+// callAsync is CallAsync of a request of head and body, which it joins
+// as it copies them into the pipe.
+func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error)) {
 	if err := ctx.Err(); err != nil {
 		done(nil, err)
 		return
 	}
-	if len(body) > pipeMaxBody || len(method) > 255 {
-		if !t.goTracked(func() { done(t.Call(ctx, addr, method, body)) }) {
+	if len(head)+len(body) > pipeMaxBody || len(method) > 255 {
+		whole := body
+		if len(head) > 0 {
+			whole = append(head[:len(head):len(head)], body...)
+		}
+		if !t.goTracked(func() { done(t.Call(ctx, addr, method, whole)) }) {
 			done(nil, unreachable(addr, errTransportClosed))
 		}
 		return
@@ -60,7 +84,7 @@ func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body 
 		done(nil, err)
 		return
 	}
-	p.start(ctx, method, body, done)
+	p.start(ctx, method, head, body, done)
 }
 
 // goTracked runs fn on a goroutine that Close waits for; false once the
@@ -115,6 +139,8 @@ func (t *TCPTransport) pipeTo(ctx context.Context, addr string) (*pipe, error) {
 		return nil, unreachable(addr, err)
 	}
 	p := &pipe{t: t, addr: addr, st: st, w: newFrameWriter(), quit: make(chan struct{}), calls: map[uint64]*pipeCall{}}
+	p.sweep = time.AfterFunc(time.Hour, p.sweepCalls)
+	p.sweep.Stop()
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -139,12 +165,12 @@ func (p *pipe) live() bool {
 }
 
 // start queues one call.
-func (p *pipe) start(ctx context.Context, method string, body []byte, deliver func([]byte, error)) {
+func (p *pipe) start(ctx context.Context, method string, head, body []byte, deliver func([]byte, error)) {
 	var deadline int64
 	if dl, ok := ctx.Deadline(); ok {
 		deadline = dl.UnixNano()
 	}
-	c := &pipeCall{method: method, deliver: deliver}
+	c := &pipeCall{ctx: ctx, method: method, deliver: deliver}
 	p.mu.Lock()
 	if p.err != nil {
 		err := p.err
@@ -155,9 +181,13 @@ func (p *pipe) start(ctx context.Context, method string, body []byte, deliver fu
 	p.next++
 	id := p.next
 	p.calls[id] = c
+	if ctx.Done() != nil && !p.sweeping {
+		p.sweeping = true
+		p.sweep.Reset(pipeSweep)
+	}
 	p.mu.Unlock()
 	gen, err := p.w.queue(ctx.Done(), func(b []byte) []byte {
-		return appendPipeRequest(b, id, deadline, method, body)
+		return appendPipeRequest(b, id, deadline, method, head, body)
 	})
 	if err != nil {
 		if p.remove(id) != nil {
@@ -174,15 +204,34 @@ func (p *pipe) start(ctx context.Context, method string, body []byte, deliver fu
 		c.gen = gen // read by broke once the call is off the map
 	}
 	p.mu.Unlock()
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { p.abandon(id, ctx) })
-		p.mu.Lock()
-		if p.calls[id] == c {
-			c.stop = stop
-		} else {
-			stop() // answered already
+}
+
+// sweepCalls abandons the calls whose context ended, and arms the next
+// sweep while calls wait.
+func (p *pipe) sweepCalls() {
+	t := p.t
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.wg.Add(1) // Close waits for the sweep
+	t.mu.Unlock()
+	defer t.wg.Done()
+	var ended []uint64
+	p.mu.Lock()
+	for id, c := range p.calls {
+		if c.ctx.Err() != nil {
+			ended = append(ended, id)
 		}
-		p.mu.Unlock()
+	}
+	p.sweeping = p.err == nil && len(p.calls) > len(ended)
+	if p.sweeping {
+		p.sweep.Reset(pipeSweep)
+	}
+	p.mu.Unlock()
+	for _, id := range ended {
+		p.abandon(id)
 	}
 }
 
@@ -201,14 +250,18 @@ func (p *pipe) remove(id uint64) *pipeCall {
 
 // abandon ends a call whose context ended: the caller gets the context's
 // error and the callee is told to stop.
-func (p *pipe) abandon(id uint64, ctx context.Context) {
+func (p *pipe) abandon(id uint64) {
 	c := p.remove(id)
 	if c == nil {
 		return
 	}
-	c.deliver(nil, callErr(c.method, p.addr, ctx.Err()))
-	// Best effort: while the pipe is full, the callee's handler ends by
-	// the call's deadline instead.
+	c.deliver(nil, callErr(c.method, p.addr, c.ctx.Err()))
+	p.queueCancel(id)
+}
+
+// queueCancel tells the callee to stop call id. Best effort: while the
+// pipe is full, the callee's handler ends by the call's deadline instead.
+func (p *pipe) queueCancel(id uint64) {
 	_, _ = p.w.queue(closedChan, func(b []byte) []byte { return appendPipeCancel(b, id) })
 }
 
@@ -218,8 +271,11 @@ func (p *pipe) answer(id uint64, status uint8, body []byte, err error) {
 	if c == nil {
 		return // the caller gave up
 	}
-	if c.stop != nil {
-		c.stop()
+	if cerr := c.ctx.Err(); cerr != nil {
+		// The caller gave up before the answer came (the sweep had not
+		// got to it yet): as if the sweep had.
+		c.deliver(nil, callErr(c.method, p.addr, cerr))
+		return
 	}
 	switch {
 	case err != nil:
@@ -246,13 +302,11 @@ func (p *pipe) broke(err error) {
 	}
 	calls := p.calls
 	p.calls = map[uint64]*pipeCall{}
+	p.sweep.Stop()
 	p.mu.Unlock()
 	p.st.SetDeadline(longAgo) // the reader stops too
 	p.st.Close()
 	for _, c := range calls {
-		if c.stop != nil {
-			c.stop()
-		}
 		if !p.w.taken(c.gen) {
 			c.deliver(nil, unreachable(p.addr, err))
 		} else {

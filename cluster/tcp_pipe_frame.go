@@ -53,14 +53,16 @@ const pipeMaxRequest = 8 + 1 + 255 + pipeMaxBody
 // caller waits while more do (the peer reads too slowly).
 const pipeMaxQueued = 4 << 20
 
-// appendPipeRequest appends a request frame to b.
-func appendPipeRequest(b []byte, id uint64, deadline int64, method string, body []byte) []byte {
+// appendPipeRequest appends a request frame to b, its body head then
+// body.
+func appendPipeRequest(b []byte, id uint64, deadline int64, method string, head, body []byte) []byte {
 	b = append(b, pipeRequest)
 	b = binary.BigEndian.AppendUint64(b, id)
-	b = binary.BigEndian.AppendUint32(b, uint32(8+1+len(method)+len(body)))
+	b = binary.BigEndian.AppendUint32(b, uint32(8+1+len(method)+len(head)+len(body)))
 	b = binary.BigEndian.AppendUint64(b, uint64(deadline))
 	b = append(b, byte(len(method)))
 	b = append(b, method...)
+	b = append(b, head...)
 	return append(b, body...)
 }
 
@@ -127,7 +129,8 @@ type frameWriter struct {
 	gen    uint64        // how many times the writer took buf
 	frames int           // frames in buf
 	wake   chan struct{} // a token when buf is not empty
-	room   chan struct{} // closed when the writer takes buf
+	room   chan struct{} // closed when the writer takes buf, if roomed
+	roomed bool          // a caller waits on room
 	err    error         // set once the pipe broke: nothing more is queued
 }
 
@@ -143,6 +146,7 @@ func (w *frameWriter) queue(stop <-chan struct{}, add func([]byte) []byte) (gen 
 	w.mu.Lock()
 	for w.err == nil && len(w.buf) > pipeMaxQueued {
 		room := w.room
+		w.roomed = true
 		w.mu.Unlock()
 		select {
 		case <-room:
@@ -177,8 +181,10 @@ func (w *frameWriter) take() (out []byte, frames int) {
 	w.buf, w.spare, w.frames = w.spare[:0], nil, 0
 	if len(out) > 0 {
 		w.gen++
-		close(w.room)
-		w.room = make(chan struct{})
+		if w.roomed { // a new channel only when someone waited on the old
+			close(w.room)
+			w.room, w.roomed = make(chan struct{}), false
+		}
 	}
 	return out, frames
 }

@@ -16,8 +16,7 @@ import (
 
 // servedCall is a call of a pipe whose handler runs.
 type servedCall struct {
-	cancel   context.CancelFunc
-	deadline int64
+	ctx *servedCtx
 }
 
 // pipeServer serves the calls of one pipe.
@@ -28,8 +27,14 @@ type pipeServer struct {
 	w    *frameWriter
 	quit chan struct{} // closed when the pipe ends
 
-	mu      sync.Mutex
-	running map[uint64]servedCall
+	// sweep runs sweepCalls every pipeSweep while handlers with a
+	// deadline run: those past it have their context ended.
+	sweep *time.Timer
+
+	mu       sync.Mutex
+	running  map[uint64]servedCall
+	sweeping bool // sweep is armed
+	closed   bool // the pipe ended: nothing more is swept
 }
 
 // servePipe reads the calls of a pipe until it ends, running each
@@ -40,6 +45,10 @@ type pipeServer struct {
 func (t *TCPTransport) servePipe(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate, stated string, slots chan struct{}) {
 	sp := &pipeServer{t: t, st: st, from: t.callerAddr(leaf, stated), w: newFrameWriter(), quit: make(chan struct{}),
 		running: map[uint64]servedCall{}}
+	sp.sweep = time.AfterFunc(time.Hour, sp.sweepCalls)
+	sp.sweep.Stop()
+	// The transport closing ends every handler, as the pipe closing does.
+	stopClose := context.AfterFunc(t.ctx, sp.endAll)
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
@@ -48,14 +57,11 @@ func (t *TCPTransport) servePipe(sess *yamux.Session, st *yamux.Stream, leaf *x5
 		}
 	}()
 	defer func() {
+		stopClose()
 		sp.w.fail(errTransportClosed)
 		close(sp.quit)
 		// The caller is gone: every handler still running ends.
-		sp.mu.Lock()
-		for _, c := range sp.running {
-			c.end()
-		}
-		sp.mu.Unlock()
+		sp.endAll()
 	}()
 
 	r := bufio.NewReaderSize(st, 16<<10)
@@ -107,11 +113,62 @@ func (t *TCPTransport) servePipe(sess *yamux.Session, st *yamux.Stream, leaf *x5
 }
 
 // end ends a handler's context because its caller gave up: canceled,
-// unless the call's deadline passed, in which case the context ends by
-// that deadline and the handler sees DeadlineExceeded.
+// unless the call's deadline passed, in which case the handler sees
+// DeadlineExceeded.
 func (c servedCall) end() {
-	if c.deadline == 0 || time.Now().UnixNano() < c.deadline {
-		c.cancel()
+	if c.ctx.expired(time.Now()) {
+		c.ctx.end(context.DeadlineExceeded)
+	} else {
+		c.ctx.end(context.Canceled)
+	}
+}
+
+// endAll ends every running handler's context, and the sweeps.
+func (sp *pipeServer) endAll() {
+	sp.mu.Lock()
+	sp.closed = true
+	sp.sweep.Stop()
+	running := make([]servedCall, 0, len(sp.running))
+	for _, c := range sp.running {
+		running = append(running, c)
+	}
+	sp.mu.Unlock()
+	for _, c := range running {
+		c.end()
+	}
+}
+
+// sweepCalls ends the contexts of the handlers past their deadline, and
+// arms the next sweep while handlers with a deadline run.
+func (sp *pipeServer) sweepCalls() {
+	t := sp.t
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.wg.Add(1) // Close waits for the sweep
+	t.mu.Unlock()
+	defer t.wg.Done()
+	now := time.Now()
+	var expired []*servedCtx
+	sp.mu.Lock()
+	waiting := false
+	for _, c := range sp.running {
+		switch {
+		case c.ctx.expired(now):
+			expired = append(expired, c.ctx)
+		case !c.ctx.deadline.IsZero():
+			waiting = true
+		}
+	}
+	sp.sweeping = waiting && !sp.closed
+	if sp.sweeping {
+		sp.sweep.Reset(pipeSweep)
+	}
+	sp.mu.Unlock()
+	for _, ctx := range expired {
+		ctx.end(context.DeadlineExceeded)
 	}
 }
 
@@ -119,13 +176,20 @@ func (c servedCall) end() {
 // holds a token for it, given back when it is done.
 func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
 	t := sp.t
-	ctx, cancel := callContext(t.ctx, req.deadline)
+	ctx := newServedCtx(req.deadline)
+	if ctx.expired(time.Now()) {
+		ctx.end(context.DeadlineExceeded)
+	}
 	sp.mu.Lock()
-	sp.running[id] = servedCall{cancel: cancel, deadline: req.deadline}
+	sp.running[id] = servedCall{ctx: ctx}
+	if req.deadline != 0 && !sp.sweeping && !sp.closed {
+		sp.sweeping = true
+		sp.sweep.Reset(pipeSweep)
+	}
 	sp.mu.Unlock()
 	t.runTask(func() {
 		defer func() { <-slots }()
-		defer cancel()
+		defer ctx.end(context.Canceled)
 		status, out := t.handle(ctx, sp.from, req.method, req.body)
 		sp.mu.Lock()
 		delete(sp.running, id)

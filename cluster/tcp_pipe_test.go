@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -311,5 +312,65 @@ func TestPipeMaxStreams(t *testing.T) {
 	}
 	if m := most.Load(); m != 2 {
 		t.Errorf("at most %d handlers ran at once on one pipe, want 2", m)
+	}
+}
+
+// TestPipeDeadlineReachesHandler: a handler served on a pipe has the
+// caller's deadline, and its context, and one made from it, end with
+// DeadlineExceeded once the deadline passed.
+func TestPipeDeadlineReachesHandler(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	type seen struct {
+		deadline    time.Time
+		err, derivd error
+	}
+	ended := make(chan seen, 1)
+	b.SetHandler(func(ctx context.Context, _, _ string, _ []byte) ([]byte, error) {
+		dl, _ := ctx.Deadline()
+		child, cancel := context.WithCancel(ctx)
+		defer cancel()
+		<-child.Done()
+		ended <- seen{dl, ctx.Err(), child.Err()}
+		return nil, ctx.Err()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	if _, err := asyncCall(ctx, a, b.Addr(), "slow", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("caller: %v, want context.DeadlineExceeded", err)
+	}
+	s := wait(t, ended, "the handler's context to end")
+	if d := s.deadline.Sub(deadline).Abs(); d > time.Millisecond {
+		t.Errorf("handler's deadline %v is %v away from the caller's %v", s.deadline, d, deadline)
+	}
+	if !errors.Is(s.err, context.DeadlineExceeded) || !errors.Is(s.derivd, context.DeadlineExceeded) {
+		t.Errorf("handler's context ended with %v, one made from it with %v; want DeadlineExceeded", s.err, s.derivd)
+	}
+}
+
+// TestPipeFullQueueDrains: calls queued while more than the pipe holds
+// waits for the writer go out once it took what was queued before them;
+// every one is answered.
+func TestPipeFullQueueDrains(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	b.SetHandler(func(_ context.Context, _, _ string, body []byte) ([]byte, error) {
+		return body[:1], nil
+	})
+	const calls = 160 // 160 × 60 KiB: more than twice what a pipe queues
+	big := make([]byte, 60<<10)
+	res := make(chan error, calls)
+	for i := range calls {
+		body := append([]byte{byte(i)}, big...)
+		go a.CallAsync(callCtx(t), b.Addr(), "put", body, func(ans []byte, err error) {
+			if err == nil && (len(ans) != 1 || ans[0] != byte(i)) {
+				err = fmt.Errorf("call %d answered %v", i, ans)
+			}
+			res <- err
+		})
+	}
+	for range calls {
+		if err := wait(t, (<-chan error)(res), "a call to be answered"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -8,9 +8,35 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
+// WireAppender is a message whose msgpack codec is written out rather
+// than found by reflection (the hot messages): AppendWire appends the
+// bytes reflection would make of it.
+type WireAppender interface {
+	AppendWire(b []byte) []byte
+}
+
+// WireParser reads the bytes a WireAppender makes, and those reflection
+// makes, into a message.
+type WireParser interface {
+	ParseWire(b []byte) error
+}
+
+// wireSizer is a WireAppender that knows how many bytes it appends at
+// most, so that Encode allocates them once.
+type wireSizer interface {
+	WireSize() int
+}
+
 // Encode encodes a member-protocol message (msgpack). Every message type
 // encodes; a failure is a programming error.
 func Encode(v any) []byte {
+	if a, ok := v.(WireAppender); ok {
+		var b []byte
+		if s, ok := v.(wireSizer); ok {
+			b = make([]byte, 0, s.WireSize())
+		}
+		return a.AppendWire(b)
+	}
 	b, err := msgpack.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("stowage/cluster: encode %T: %v", v, err))
@@ -23,6 +49,12 @@ var ErrBadMessage = errors.New("stowage: malformed message from a member")
 
 // Decode decodes a member-protocol message.
 func Decode(b []byte, v any) error {
+	if p, ok := v.(WireParser); ok {
+		if err := p.ParseWire(b); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadMessage, err)
+		}
+		return nil
+	}
 	if err := msgpack.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadMessage, err)
 	}
@@ -45,10 +77,13 @@ type header struct {
 
 // frame prepends this member's header to a request body.
 func (pr *Protocol) frame(body []byte) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
+	return append(pr.appendHeader(make([]byte, 0, 1+binary.MaxVarintLen64+len(body))), body...)
+}
+
+// appendHeader appends this member's request header to b.
+func (pr *Protocol) appendHeader(b []byte) []byte {
 	b = append(b, headerVersion)
-	b = binary.AppendVarint(b, pr.TableVersion())
-	return append(b, body...)
+	return binary.AppendVarint(b, pr.TableVersion())
 }
 
 // unframe splits a call's body into its header and the request.

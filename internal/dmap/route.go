@@ -107,10 +107,11 @@ func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 	req := opReq{Map: c.name, Kind: o.kind, Key: key, Val: o.val, Del: o.del, ExpOK: o.expOK, ExpVer: backup.VerOf(o.expVer), Owner: o.owner,
 		TTL: int64(o.ttl), TTLSet: o.ttlSet}
 	var b []byte
-	a := e.proto.Addr(owner)
-	err := fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
-	if a != "" && !e.proto.Alone() {
+	var err error
+	if a := e.proto.Addr(owner); a != "" && !e.proto.Alone() {
 		b, err = e.proto.Batched(ctx, a, mOp, cluster.Encode(req))
+	} else {
+		err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
 	}
 	if err != nil {
 		switch {

@@ -35,6 +35,7 @@ var layers = map[string]int{
 	"internal/latency":  90,
 	"bench/sim":         10,
 	"internal/logscrub": 90,
+	"internal/mpack":    90,
 }
 
 // groupOf returns the group of a package path below the module: the
