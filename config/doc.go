@@ -127,8 +127,12 @@
 //     localfile; the namespace is checked for every type.
 //   - Booleans accept true/false/yes/no/on/off in any case; YAML anchors,
 //     aliases and merge keys work; a key given twice is an error.
-//   - write-delay-seconds must be 0: stowage writes through and
-//     acknowledges a write only once it is durable.
+//   - write-delay-seconds 0 (the default) writes through: a write is
+//     acknowledged once it is durable. More than 0 is write-behind: a
+//     write is acknowledged once it is in memory on the owner and its sync
+//     backups, and stored that many seconds later, write-batch-size
+//     records per store call, write-coalescing keeping only a key's
+//     latest write queued (docs/write-behind.md).
 //   - MapFor follows Hazelcast: exact name, then the pattern with the most
 //     literal characters, then "default"; two patterns that could match a
 //     name equally well are refused by Validate instead of failing later.

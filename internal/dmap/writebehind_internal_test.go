@@ -1,0 +1,210 @@
+package dmap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/mapstore"
+)
+
+// countingStore is a MapStore in memory that counts its store calls and
+// keeps every record it was given, in order.
+type countingStore struct {
+	mu    sync.Mutex
+	calls int                        // StoreAll, Store, DeleteAll and Delete calls
+	recs  []mapstore.Record          // every record given, in order
+	live  map[string]mapstore.Record // the highest version per key
+}
+
+func newCountingStore() *countingStore {
+	return &countingStore{live: map[string]mapstore.Record{}}
+}
+
+func (s *countingStore) put(rs ...mapstore.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	for _, r := range rs {
+		s.recs = append(s.recs, r)
+		if cur, ok := s.live[string(r.Key)]; !ok || cur.Version.Less(r.Version) {
+			s.live[string(r.Key)] = r
+		}
+	}
+}
+
+func (s *countingStore) Store(_ context.Context, r mapstore.Record) error { s.put(r); return nil }
+func (s *countingStore) StoreAll(_ context.Context, rs []mapstore.Record) error {
+	s.put(rs...)
+	return nil
+}
+func (s *countingStore) Delete(_ context.Context, r mapstore.Record) error { s.put(r); return nil }
+func (s *countingStore) DeleteAll(_ context.Context, rs []mapstore.Record) error {
+	s.put(rs...)
+	return nil
+}
+func (s *countingStore) Load(context.Context, []byte) (mapstore.Record, bool, error) {
+	return mapstore.Record{}, false, nil
+}
+func (s *countingStore) LoadAll(context.Context, [][]byte) ([]mapstore.Record, error) {
+	return nil, nil
+}
+func (s *countingStore) LoadAllKeys(context.Context) ([][]byte, error) { return nil, nil }
+func (s *countingStore) LoadPartition(context.Context, int, func(mapstore.Record) error) error {
+	return nil
+}
+func (s *countingStore) Close() error { return nil }
+
+// snapshot returns the call count and the records given so far.
+func (s *countingStore) snapshot() (int, []mapstore.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls, append([]mapstore.Record(nil), s.recs...)
+}
+
+// wbEngine is a started engine of one member whose maps are written
+// behind to st.
+func wbEngine(t *testing.T, st *countingStore, wb WriteBehind) *Engine {
+	t.Helper()
+	self := cluster.Member{ID: "m1", Addr: "m1"}
+	e := New(Config{View: cluster.NewStaticView(self), Replicas: 1, StartMin: 1, OpTimeout: 10 * time.Second,
+		ExpiryInterval: time.Hour, OpenMap: func(context.Context, string) (MapSpec, error) {
+			return MapSpec{Store: st, Lazy: true, WriteBehind: wb}, nil
+		}})
+	e.Start()
+	return e
+}
+
+// waitStored waits until st was given n records.
+func waitStored(t *testing.T, st *countingStore, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, recs := st.snapshot(); len(recs) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, recs := st.snapshot()
+			t.Fatalf("the store got %d records within 30 s, want %d", len(recs), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// N writes of one key within the delay reach the store as one record,
+// the last value, in one store call; the writes were acknowledged before
+// anything was stored.
+func TestWriteBehindCoalescing(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	st := newCountingStore()
+	e := wbEngine(t, st, WriteBehind{Delay: 500 * time.Millisecond, BatchSize: 100, Coalescing: true})
+	defer e.Close()
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	for i := range n {
+		if _, _, err := m.Put(ctx, []byte("k"), fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls, recs := st.snapshot(); calls != 0 || len(recs) != 0 {
+		t.Fatalf("the store got %d calls (%d records) before the delay passed, want none", calls, len(recs))
+	}
+	if q := e.Pending("jobs"); q != 1 {
+		t.Fatalf("%d records queued after %d writes of one key, want 1", q, n)
+	}
+	waitStored(t, st, 1)
+	time.Sleep(3 * wbTick) // nothing else follows
+	calls, recs := st.snapshot()
+	if calls != 1 || len(recs) != 1 {
+		t.Fatalf("%d writes of one key made %d store calls with %d records, want 1 and 1", n, calls, len(recs))
+	}
+	if got := string(recs[0].Value); got != fmt.Sprintf("v%d", n-1) {
+		t.Fatalf("stored %q, want the last value v%d", got, n-1)
+	}
+}
+
+// Without coalescing every write is stored, in order, at most BatchSize
+// records per call; a remove goes through the queue as a delete.
+func TestWriteBehindNoCoalescingKeepsOrder(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	st := newCountingStore()
+	e := wbEngine(t, st, WriteBehind{Delay: 200 * time.Millisecond, BatchSize: 2, Coalescing: false})
+	defer e.Close()
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, _, err := m.Put(ctx, []byte("k"), fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := m.Remove(ctx, []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	waitStored(t, st, 5)
+	time.Sleep(3 * wbTick)
+	calls, recs := st.snapshot()
+	if len(recs) != 5 {
+		t.Fatalf("stored %d records, want 5", len(recs))
+	}
+	for i := range 4 {
+		if string(recs[i].Value) != fmt.Sprintf("v%d", i) || recs[i].Deleted {
+			t.Fatalf("record %d is %q (deleted %v), want v%d", i, recs[i].Value, recs[i].Deleted, i)
+		}
+		if !recs[i].Version.Less(recs[i+1].Version) {
+			t.Fatalf("record %d (%v) is not older than record %d (%v)", i, recs[i].Version, i+1, recs[i+1].Version)
+		}
+	}
+	if !recs[4].Deleted {
+		t.Fatal("the remove was not stored as a delete")
+	}
+	// Four puts in batches of two, then the delete: three calls.
+	if calls != 3 {
+		t.Fatalf("%d store calls, want 3 (batches of at most 2)", calls)
+	}
+}
+
+// Flush stores the queue before the delay; Close stores what is left.
+func TestWriteBehindFlushAndClose(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	st := newCountingStore()
+	e := wbEngine(t, st, WriteBehind{Delay: time.Hour, BatchSize: 10, Coalescing: true})
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		if _, _, err := m.Put(ctx, fmt.Appendf(nil, "a%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if calls, recs := st.snapshot(); len(recs) != 25 || calls != 3 {
+		t.Fatalf("after Flush the store has %d records in %d calls, want 25 in 3", len(recs), calls)
+	}
+	for i := range 7 {
+		if _, _, err := m.Put(ctx, fmt.Appendf(nil, "b%d", i), []byte("y")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, recs := st.snapshot(); len(recs) != 32 {
+		t.Fatalf("after Close the store has %d records, want 32", len(recs))
+	}
+}
