@@ -209,6 +209,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "  one PutAll %v, %d Puts one after the other %v, ratio %.1f\n\n",
 		bk.PutAll.Round(100*time.Microsecond), bk.Entries, bk.Puts.Round(100*time.Microsecond), float64(bk.Puts)/float64(bk.PutAll))
 
+	say("write-behind against write-through ...")
+	wb, err := bench.WriteBehind(ctx, bench.LocalTarget(sub("writebehind")), time.Second, *writers, perWriter, *valueSize)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "write-behind (write-delay-seconds %d) against write-through, one member, %d writers, %d B values\n", int(wb.Delay/time.Second), *writers, *valueSize)
+	fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "write-through Map.Put", wb.Through, "1.00")
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "write-behind Map.Put", wb.Behind, wb.Behind/wb.Through)
+	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (Flush %v)\n\n", "write-behind Map.Put, then Flush", wb.BehindAndFlush, wb.BehindAndFlush/wb.Through, wb.Flush.Round(time.Millisecond))
+
 	if err := runLoad(); err != nil {
 		return err
 	}
