@@ -36,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fsLatency := fl.Duration("fs-latency", 0, "with --fs on an object store (endpoint given by --property): put a proxy on 127.0.0.1 in front of it that delays every request by this much (e.g. 20ms, as a real object store answers), and report the listings and reads in flight at once of the EAGER load")
 	loadBatch := fl.Int("load-batch", bench.DefaultLoadBatch, "records per batch the EAGER load's map is written with; on HDFS and object stores each batch is one file, so a small batch makes many small files, as write-through with few writers does")
 	loadOnly := fl.Bool("load-only", false, "run only the EAGER load measurements (local disk, and --fs if given)")
+	behindOnly := fl.Bool("write-behind-only", false, "run only the write-behind against write-through measurement")
 	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
 	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
 	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
@@ -172,6 +173,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return remoteLoad(ctx, stdout, say, *fsURI, target, max(1000, *entries/10), *valueSize, *loadBatch)
 	}
 
+	runBehind := func() error {
+		say("write-behind against write-through ...")
+		wb, err := bench.WriteBehind(ctx, bench.LocalTarget(sub("writebehind")), time.Second, *writers, perWriter, *valueSize)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "write-behind (write-delay-seconds %d) against write-through, one member, %d writers, %d B values\n", int(wb.Delay/time.Second), *writers, *valueSize)
+		fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "write-through Map.Put", wb.Through, "1.00")
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "write-behind Map.Put", wb.Behind, wb.Behind/wb.Through)
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (Flush %v)\n\n", "write-behind Map.Put, then Flush", wb.BehindAndFlush, wb.BehindAndFlush/wb.Through, wb.Flush.Round(time.Millisecond))
+		return nil
+	}
+	if *behindOnly {
+		return runBehind()
+	}
 	say("write-through: raw group commit ...")
 	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
 	if err != nil {
@@ -209,16 +226,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "  one PutAll %v, %d Puts one after the other %v, ratio %.1f\n\n",
 		bk.PutAll.Round(100*time.Microsecond), bk.Entries, bk.Puts.Round(100*time.Microsecond), float64(bk.Puts)/float64(bk.PutAll))
 
-	say("write-behind against write-through ...")
-	wb, err := bench.WriteBehind(ctx, bench.LocalTarget(sub("writebehind")), time.Second, *writers, perWriter, *valueSize)
-	if err != nil {
+	if err := runBehind(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "write-behind (write-delay-seconds %d) against write-through, one member, %d writers, %d B values\n", int(wb.Delay/time.Second), *writers, *valueSize)
-	fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "write-through Map.Put", wb.Through, "1.00")
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "write-behind Map.Put", wb.Behind, wb.Behind/wb.Through)
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (Flush %v)\n\n", "write-behind Map.Put, then Flush", wb.BehindAndFlush, wb.BehindAndFlush/wb.Through, wb.Flush.Round(time.Millisecond))
 
 	if err := runLoad(); err != nil {
 		return err
