@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/config"
@@ -160,6 +161,7 @@ func TestClusterWriteBehindFailoverKeepsPending(t *testing.T) {
 		t.Fatal("the member to kill owns none of the keys")
 	}
 	ds.crash(tc, victim)
+	waitNotOwner(t, tc, victim.id)
 	tc.waitLoaded()
 	waitSafe(t, tc)
 	// The new owners store the keys they took over pending; Flush stores
@@ -172,6 +174,30 @@ func TestClusterWriteBehindFailoverKeepsPending(t *testing.T) {
 	}
 	checkStored(t, cfg, name, acked)
 	t.Logf("%d of %d keys were owned by the member that died with its queue", owned, len(acked))
+}
+
+// waitNotOwner waits until no live member's table names id the owner of
+// a partition (the take-overs of a dead member have begun everywhere).
+func waitNotOwner(t *testing.T, tc *tcluster, id string) {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for {
+		named := false
+		for _, m := range tc.live() {
+			for p := range partition.DefaultCount {
+				if m.node.Owner(p) == id {
+					named = true
+				}
+			}
+		}
+		if !named {
+			return
+		}
+		if time.Now().After(deadline) {
+			fatalDump(t, "%s still owns partitions after %s", id, longStop)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // A graceful Leave, and a Close, store what the member queued: with a
