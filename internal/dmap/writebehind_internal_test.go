@@ -70,10 +70,16 @@ func (s *countingStore) snapshot() (int, []mapstore.Record) {
 // wbEngine is a started engine of one member whose maps are written
 // behind to st.
 func wbEngine(t *testing.T, st *countingStore, wb WriteBehind) *Engine {
+	return wbEngineExpiring(t, st, wb, time.Hour)
+}
+
+// wbEngineExpiring is wbEngine whose owner removes expired entries every
+// interval.
+func wbEngineExpiring(t *testing.T, st *countingStore, wb WriteBehind, interval time.Duration) *Engine {
 	t.Helper()
 	self := cluster.Member{ID: "m1", Addr: "m1"}
 	e := New(Config{View: cluster.NewStaticView(self), Replicas: 1, StartMin: 1, OpTimeout: 10 * time.Second,
-		ExpiryInterval: time.Hour, OpenMap: func(context.Context, string) (MapSpec, error) {
+		ExpiryInterval: interval, OpenMap: func(context.Context, string) (MapSpec, error) {
 			return MapSpec{Store: st, Lazy: true, WriteBehind: wb}, nil
 		}})
 	e.Start()
@@ -208,5 +214,30 @@ func TestWriteBehindFlushAndClose(t *testing.T) {
 	}
 	if _, recs := st.snapshot(); len(recs) != 28 {
 		t.Fatalf("after Close the store has %d records, want 28", len(recs))
+	}
+}
+
+// An entry's expiry reaches the store through the queue: the put, then a
+// delete of a higher version.
+func TestWriteBehindExpiryIsQueued(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	st := newCountingStore()
+	e := wbEngineExpiring(t, st, WriteBehind{Delay: 100 * time.Millisecond, BatchSize: 10, Coalescing: false}, 20*time.Millisecond)
+	defer e.Close()
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.PutWithTTL(ctx, []byte("k"), []byte("v"), 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	waitStored(t, st, 2)
+	_, recs := st.snapshot()
+	if recs[0].Deleted || string(recs[0].Value) != "v" || recs[0].Expires == 0 {
+		t.Fatalf("first stored record %+v, want the put with its deadline", recs[0])
+	}
+	if !recs[1].Deleted || !recs[0].Version.Less(recs[1].Version) {
+		t.Fatalf("second stored record %+v, want the expiry's delete, of a higher version", recs[1])
 	}
 }
