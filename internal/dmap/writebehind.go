@@ -392,6 +392,7 @@ func (e *Engine) runWriteBehind() {
 				continue
 			}
 			err := c.wb.drain(ctx, false)
+			e.m.behindQueued.WithLabelValues(c.name).Set(float64(c.wb.Len()))
 			switch {
 			case err != nil && !failing[c.name] && ctx.Err() == nil:
 				e.log.Warn("stowage: write-behind store failed; the records stay queued and are retried", "map", c.name, "err", err)
