@@ -169,6 +169,9 @@ func TestClusterWriteBehindFailoverKeepsPending(t *testing.T) {
 	if err := tc.live()[0].node.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The owners told the backups what they stored: no copy keeps a key
+	// unstored.
+	waitAllStored(t, tc, name)
 	for _, m := range tc.live() {
 		ds.crash(tc, m)
 	}
@@ -197,6 +200,28 @@ func waitNotOwner(t *testing.T, tc *tcluster, id string) {
 			fatalDump(t, "%s still owns partitions after %s", id, longStop)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitAllStored waits until no live member has a queued record or a key
+// it has not seen stored in the named map.
+func waitAllStored(t *testing.T, tc *tcluster, name string) {
+	t.Helper()
+	deadline := time.Now().Add(longStop)
+	for {
+		why := ""
+		for _, m := range tc.live() {
+			if mi, ok := m.node.MapInfo(name); ok && (mi.WriteBehindQueued > 0 || mi.UnstoredKeys > 0) {
+				why = fmt.Sprintf("%s: %d queued, %d keys not seen stored", m.id, mi.WriteBehindQueued, mi.UnstoredKeys)
+			}
+		}
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a Flush, for %s: %s", longStop, why)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -193,7 +193,7 @@ func (q *wbQueue) drain(ctx context.Context, all bool) error {
 			}
 			return fmt.Errorf("stowage: map %q: write-behind store of %d records: %w", q.c.name, len(recs), err)
 		}
-		q.c.storedBehind(ctx, recs)
+		q.c.storedBehind(recs)
 	}
 }
 
@@ -246,7 +246,7 @@ func (c *heldMap) storeBatch(ctx context.Context, recs []mapstore.Record) error 
 
 // storedBehind drops stored records from the pending keys here and, for
 // the partitions this member owns, on their backups.
-func (c *heldMap) storedBehind(ctx context.Context, recs []mapstore.Record) {
+func (c *heldMap) storedBehind(recs []mapstore.Record) {
 	for _, r := range recs {
 		c.parts[r.Partition].unpend(r.Key, r.Version)
 	}
@@ -268,16 +268,23 @@ func (c *heldMap) storedBehind(ctx context.Context, recs []mapstore.Record) {
 			to[b] = append(to[b], backup.Entry{K: r.Key, R: backup.VerOf(r.Version)})
 		}
 	}
+	// Sent in the background: a backup that does not answer holds up no
+	// store. Notices may arrive in any order (unpend compares versions).
 	for id, es := range to {
-		cctx, cancel := context.WithTimeout(ctx, c.n.cfg.OpTimeout)
-		if _, err := proto.CallMember(cctx, id, mWBStored, wbStoredReq{Map: c.name, Stored: es}); err != nil {
-			// The backup keeps the keys pending; a take-over would store
-			// them again, which changes nothing.
-			c.n.log.Debug("stowage: write-behind notice not delivered", "map", c.name, "member", id, "err", err)
-		}
-		cancel()
+		proto.Go(func() {
+			cctx, cancel := context.WithTimeout(proto.Context(), min(c.n.cfg.OpTimeout, wbNoticeTimeout))
+			defer cancel()
+			if _, err := proto.CallMember(cctx, id, mWBStored, wbStoredReq{Map: c.name, Stored: es}); err != nil {
+				// The backup keeps the keys pending; a take-over would
+				// store them again, which changes nothing.
+				c.n.log.Debug("stowage: write-behind notice not delivered", "map", c.name, "member", id, "err", err)
+			}
+		})
 	}
 }
+
+// wbNoticeTimeout bounds one notice to a backup of what was stored.
+const wbNoticeTimeout = 5 * time.Second
 
 // pend records that key's write at ver is not stored yet. p.mu held.
 func (p *fragment) pend(key string, ver mapstore.Version) {
