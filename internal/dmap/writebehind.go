@@ -185,7 +185,7 @@ func (q *wbQueue) drain(ctx context.Context, all bool) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		recs := q.c.behindRecords(batch)
+		recs, covers := q.c.behindRecords(batch)
 		if err := q.c.storeBatch(ctx, recs); err != nil {
 			q.putBack(batch)
 			if q.c.m != nil {
@@ -193,16 +193,20 @@ func (q *wbQueue) drain(ctx context.Context, all bool) error {
 			}
 			return fmt.Errorf("stowage: map %q: write-behind store of %d records: %w", q.c.name, len(recs), err)
 		}
-		q.c.storedBehind(recs)
+		q.c.storedBehind(recs, covers)
 	}
 }
 
 // behindRecords turns a batch into the records to store: a take-over's item
-// becomes the key's entry in memory (a delete when it is absent).
-func (c *heldMap) behindRecords(batch []*wbItem) []mapstore.Record {
-	recs := make([]mapstore.Record, len(batch))
+// becomes the key's entry in memory (a delete when it is absent). covers
+// is, per record, the version up to which storing it stores the key's
+// writes: its own, or for a take-over's item the pending version too (the
+// entry in memory may be older than a write that was reverted).
+func (c *heldMap) behindRecords(batch []*wbItem) (recs []mapstore.Record, covers []mapstore.Version) {
+	recs = make([]mapstore.Record, len(batch))
+	covers = make([]mapstore.Version, len(batch))
 	for i, it := range batch {
-		recs[i] = it.rec
+		recs[i], covers[i] = it.rec, it.rec.Version
 		if !it.ref {
 			continue
 		}
@@ -210,12 +214,15 @@ func (c *heldMap) behindRecords(batch []*wbItem) []mapstore.Record {
 		p.mu.Lock()
 		if e, ok := p.entries[string(it.rec.Key)]; ok {
 			recs[i] = mapstore.Record{Partition: p.id, Version: e.ver, Key: it.rec.Key, Value: e.val, Expires: e.exp}
+			if covers[i].Less(e.ver) {
+				covers[i] = e.ver
+			}
 		} else {
 			recs[i] = mapstore.Record{Partition: p.id, Version: it.rec.Version, Key: it.rec.Key, Deleted: true}
 		}
 		p.mu.Unlock()
 	}
-	return recs
+	return recs, covers
 }
 
 // storeBatch stores recs in order: each run of puts in one StoreAll,
@@ -246,9 +253,9 @@ func (c *heldMap) storeBatch(ctx context.Context, recs []mapstore.Record) error 
 
 // storedBehind drops stored records from the pending keys here and, for
 // the partitions this member owns, on their backups.
-func (c *heldMap) storedBehind(recs []mapstore.Record) {
-	for _, r := range recs {
-		c.parts[r.Partition].unpend(r.Key, r.Version)
+func (c *heldMap) storedBehind(recs []mapstore.Record, covers []mapstore.Version) {
+	for i, r := range recs {
+		c.parts[r.Partition].unpend(r.Key, covers[i])
 	}
 	proto := c.n.proto
 	if proto.Context().Err() != nil || proto.Alone() {
@@ -259,13 +266,13 @@ func (c *heldMap) storedBehind(recs []mapstore.Record) {
 		return
 	}
 	to := map[string][]backup.Entry{}
-	for _, r := range recs {
+	for i, r := range recs {
 		rs := t.Owners[r.Partition]
 		if len(rs) < 2 || rs[0] != proto.Self() {
 			continue
 		}
 		for _, b := range rs[1:] {
-			to[b] = append(to[b], backup.Entry{K: r.Key, R: backup.VerOf(r.Version)})
+			to[b] = append(to[b], backup.Entry{K: r.Key, R: backup.VerOf(covers[i])})
 		}
 	}
 	// Sent in the background: a backup that does not answer holds up no
