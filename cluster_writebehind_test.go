@@ -2,7 +2,9 @@ package stowage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,4 +255,66 @@ func TestClusterWriteBehindLeaveAndCloseStore(t *testing.T) {
 		tc.kill(m)
 	}
 	checkStored(t, cfg, name, acked)
+}
+
+// behindNodeConfig is a member alone whose engine* maps are written
+// behind (delay a minute) under dir, with the given hazelcast properties
+// block lines.
+func behindNodeConfig(t *testing.T, dir, props string) *config.Config {
+	t.Helper()
+	y := `hazelcast:
+  cluster-name: test
+  properties:
+` + props + `  map:
+    engine*:
+      map-store:
+        enabled: true
+        initial-mode: EAGER
+        write-delay-seconds: 60
+        properties:
+          type: hdfs
+          namespace: ` + dir + `
+          clusterName: test
+          storage.type: hdfs
+          fs.defaultFS: file:///
+`
+	cfg, err := config.Parse(nil, []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// hazelcast.map.write.behind.queue.capacity bounds a map's queue: a write
+// beyond it fails with ErrQueueFull and changes nothing; a value that is
+// not a count is refused naming the property.
+func TestWriteBehindQueueCapacityProperty(t *testing.T) {
+	ctx := context.Background()
+	n := open(t, stowage.Options{Config: behindNodeConfig(t, t.TempDir(), "    hazelcast.map.write.behind.queue.capacity: 2\n")})
+	defer n.Close()
+	m := strMap(t, n, "engine_jobs")
+	for _, k := range []string{"a", "b"} {
+		if err := m.Put(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Put(ctx, "c", "v"); !errors.Is(err, stowage.ErrQueueFull) {
+		t.Fatalf("a third write with capacity 2: %v, want ErrQueueFull", err)
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Put(ctx, "c", "v"); err != nil {
+		t.Fatalf("a write after Flush: %v", err)
+	}
+
+	bad := behindNodeConfig(t, t.TempDir(), "    hazelcast.map.write.behind.queue.capacity: lots\n")
+	nb, err := stowage.Open(ctx, stowage.Options{Config: bad})
+	if err == nil {
+		_, err = stowage.GetMap(ctx, nb, "engine_jobs", strCodec, strCodec)
+		nb.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "hazelcast.map.write.behind.queue.capacity") {
+		t.Fatalf("a capacity of %q: %v, want an error naming the property", "lots", err)
+	}
 }

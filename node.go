@@ -323,6 +323,10 @@ func (n *Node) openMap(ctx context.Context, name string) (dmap.MapSpec, error) {
 		spec.Store, spec.Lazy = store, strings.EqualFold(ms.InitialMode, "LAZY")
 		spec.WriteBehind = dmap.WriteBehind{Delay: time.Duration(ms.WriteDelaySeconds) * time.Second,
 			BatchSize: ms.WriteBatchSize, Coalescing: ms.WriteCoalescing}
+		if spec.WriteBehind.Capacity, err = n.behindCapacity(); err != nil {
+			store.Close()
+			return spec, err
+		}
 	}
 	return spec, nil
 }

@@ -41,7 +41,9 @@
 // hazelcast.initial.min.cluster.size, hazelcast.local.localAddress,
 // stowage.transport.port and stowage.namespace.lease.ttl (how long a
 // cluster's lease on a map store's namespace/clusterName lasts unless
-// renewed; docs/security.md), map.<name or pattern> (backup-count,
+// renewed; docs/security.md), hazelcast.map.write.behind.queue.capacity
+// (the most records a write-behind map's queue holds on a member, default
+// 50000), map.<name or pattern> (backup-count,
 // async-backup-count, split-brain-protection-ref, map-store) and
 // split-brain-protection. Without map entries nothing is persisted.
 // LoadRole reads hazelcast-master.yaml or hazelcast-worker.yaml instead,

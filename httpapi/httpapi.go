@@ -278,7 +278,8 @@ func errorStatus(err error) int {
 	switch {
 	case errors.Is(err, stowage.ErrInvalidMapName):
 		return http.StatusBadRequest
-	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost):
+	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost),
+		errors.Is(err, stowage.ErrQueueFull):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, stowage.ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
 		// The write may or may not have taken effect.

@@ -38,6 +38,11 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	if err := c.readyPart(ctx, p); err != nil {
 		return opResult{}, err
 	}
+	if c.wb != nil {
+		if err := c.wb.admit(); err != nil {
+			return opResult{}, err
+		}
+	}
 	if a, ok := c.store.(mapstore.Admitter); ok {
 		if err := a.Admit(ctx); err != nil {
 			return opResult{}, err

@@ -47,6 +47,10 @@ type WriteBehind struct {
 	// place and with the due time of the first one queued
 	// (write-coalescing, Hazelcast's semantics).
 	Coalescing bool
+	// Capacity is the most records the map's queue holds on this member
+	// (hazelcast.map.write.behind.queue.capacity; 0: no bound): a write
+	// beyond it fails with ErrQueueFull, changing nothing.
+	Capacity int
 }
 
 // wbTick is how often the engine looks for records due in write-behind
@@ -165,6 +169,17 @@ func (q *wbQueue) putBack(batch []*wbItem) {
 			}
 		}
 	}
+}
+
+// admit fails with ErrQueueFull while the queue holds Capacity records.
+func (q *wbQueue) admit() error {
+	if q.cfg.Capacity <= 0 {
+		return nil
+	}
+	if n := q.Len(); n >= q.cfg.Capacity {
+		return fmt.Errorf("%w: map %q has %d records not stored yet on this member (capacity %d); is its map store failing?", ErrQueueFull, q.c.name, n, q.cfg.Capacity)
+	}
+	return nil
 }
 
 // Len is how many records are queued.

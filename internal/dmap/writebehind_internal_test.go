@@ -2,6 +2,7 @@ package dmap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -239,5 +240,36 @@ func TestWriteBehindExpiryIsQueued(t *testing.T) {
 	}
 	if !recs[1].Deleted || !recs[0].Version.Less(recs[1].Version) {
 		t.Fatalf("second stored record %+v, want the expiry's delete, of a higher version", recs[1])
+	}
+}
+
+// A queue at its capacity refuses writes, changing nothing, until it is
+// stored.
+func TestWriteBehindQueueCapacity(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	st := newCountingStore()
+	e := wbEngine(t, st, WriteBehind{Delay: time.Hour, BatchSize: 10, Coalescing: true, Capacity: 3})
+	defer e.Close()
+	m, err := e.Map(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, _, err := m.Put(ctx, fmt.Appendf(nil, "k%d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := m.Put(ctx, []byte("k3"), []byte("v")); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("a write beyond the capacity: %v, want ErrQueueFull", err)
+	}
+	if _, ok, _ := m.Get(ctx, []byte("k3")); ok {
+		t.Fatal("the refused write took effect")
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Put(ctx, []byte("k3"), []byte("v")); err != nil {
+		t.Fatalf("a write once the queue was stored: %v", err)
 	}
 }
