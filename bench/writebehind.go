@@ -33,7 +33,9 @@ func behindConfig(t Target, delay time.Duration) (*config.Config, error) {
 	for k, v := range props {
 		fmt.Fprintf(&pb, "          %s: %q\n", k, v)
 	}
-	y := "hazelcast:\n  cluster-name: bench\n  map:\n" +
+	// The queue's bound is set above what one run queues: the bench
+	// measures puts, not refusals.
+	y := "hazelcast:\n  cluster-name: bench\n  properties:\n    hazelcast.map.write.behind.queue.capacity: 100000000\n  map:\n" +
 		"    bench*:\n      map-store:\n        enabled: true\n        initial-mode: EAGER\n        properties:\n" + pb.String() +
 		fmt.Sprintf("    benchwb*:\n      map-store:\n        enabled: true\n        initial-mode: EAGER\n        write-delay-seconds: %d\n        write-batch-size: 1000\n        write-coalescing: true\n        properties:\n", int(delay/time.Second)) +
 		pb.String()
