@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -372,7 +373,9 @@ type wbFlushReq struct {
 // registerWriteBehind makes the protocol serve the write-behind notices
 // and flushes.
 func (e *Engine) registerWriteBehind() {
-	e.proto.Register(mWBStored, 0, func(_ context.Context, from string, body []byte) ([]byte, error) {
+	// CheckTable: a new owner's notice, sent as soon as it stored what it
+	// took over, finds this member's table up to date first.
+	e.proto.Register(mWBStored, cluster.CheckTable, func(_ context.Context, from string, body []byte) ([]byte, error) {
 		var req wbStoredReq
 		if err := cluster.Decode(body, &req); err != nil {
 			return nil, err
@@ -385,9 +388,10 @@ func (e *Engine) registerWriteBehind() {
 		t, _ := e.proto.Table()
 		for _, s := range req.Stored {
 			p := partition.Of(s.K, e.parts)
-			// Only the partition's owner (per this member's table) says
-			// what is stored.
-			if t == nil || len(t.Owners[p]) == 0 || t.Owners[p][0] != sender {
+			// Only a replica of the partition (per this member's table:
+			// its owner, or an owner that just handed it over) says what
+			// is stored.
+			if t == nil || !slices.Contains(t.Owners[p], sender) {
 				continue
 			}
 			c.parts[p].unpend(s.K, s.R.Version())
@@ -401,6 +405,7 @@ func (e *Engine) registerWriteBehind() {
 		}
 		return nil, e.flushLocal(ctx, req.Map)
 	})
+	e.registerMarks()
 }
 
 // runWriteBehind stores the due records of every write-behind queue
@@ -410,11 +415,16 @@ func (e *Engine) runWriteBehind() {
 	tk := time.NewTicker(wbTick)
 	defer tk.Stop()
 	failing := map[string]bool{}
+	lastMark := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tk.C:
+		}
+		if time.Since(lastMark) >= wbMarkEvery {
+			e.sendMarks()
+			lastMark = time.Now()
 		}
 		for _, c := range e.heldMaps() {
 			if c.wb == nil {
