@@ -27,8 +27,10 @@ import (
 // (method wbstored) and they drop those keys. A new owner (take-over)
 // queues every key still pending in its copy, to be stored with the value
 // its memory has then. A notice that is lost only makes a key be stored
-// twice, which a versioned store takes as a no-op. Fills and migrations
-// carry the pending keys with the partition (backup.MapPart.Pending).
+// twice, which a versioned store takes as a no-op; a notice that missed a
+// backup is caught up by the owner's stored watermark, sent every second
+// (writebehind_mark.go). Fills and migrations carry the pending keys with
+// the partition (backup.MapPart.Pending).
 //
 // What a full crash loses: the writes acknowledged within the last Delay
 // (plus the time one batch takes to store) before every member holding
