@@ -273,3 +273,30 @@ func TestWriteBehindQueueCapacity(t *testing.T) {
 		t.Fatalf("a write once the queue was stored: %v", err)
 	}
 }
+
+// The stored watermark is just below the oldest version pending or in
+// flight on the owner; a backup drops the pending keys at or below it.
+func TestWriteBehindStoredMark(t *testing.T) {
+	v := func(seq uint64) mapstore.Version { return mapstore.Version{Epoch: 3, Seq: seq} }
+	owner := &fragment{ready: true, ver: v(20), pending: map[string]mapstore.Version{"a": v(9), "b": v(15)},
+		inflight: map[uint64]struct{}{18: {}}}
+	if w, ok := owner.storedMark(); !ok || w != v(8) {
+		t.Fatalf("watermark %v (%v), want %v", w, ok, v(8))
+	}
+	owner.pending = map[string]mapstore.Version{"b": v(15)}
+	if w, _ := owner.storedMark(); w != v(14) {
+		t.Fatalf("watermark %v, want %v", w, v(14))
+	}
+	owner.pending, owner.inflight = nil, map[uint64]struct{}{}
+	if w, _ := owner.storedMark(); w != v(20) {
+		t.Fatalf("watermark with nothing pending %v, want the last version %v", w, v(20))
+	}
+	if _, ok := (&fragment{}).storedMark(); ok {
+		t.Fatal("a partition not ready here gave a watermark")
+	}
+	b := &fragment{pending: map[string]mapstore.Version{"old": {Epoch: 2, Seq: 40}, "a": v(9), "b": v(15)}}
+	b.dropStored(v(9))
+	if _, ok := b.pending["b"]; !ok || len(b.pending) != 1 {
+		t.Fatalf("after the watermark %v the backup keeps %v, want only b", v(9), b.pending)
+	}
+}
