@@ -144,6 +144,18 @@
 // operation; a bulk write is not atomic as a whole: failed keys are named
 // in a *BulkError (see map_bulk.go).
 //
+// # Write-behind
+//
+// A map whose map-store sets write-delay-seconds above 0 is written
+// behind: a write is acknowledged once it is in memory on the owner and
+// its sync backups, and stored about that many seconds later, at most
+// write-batch-size records per store call; write-coalescing keeps only a
+// key's latest write queued. The backups keep the keys not yet stored, so
+// a fail-over keeps the queue. Map.Flush and Node.Flush store it on
+// demand; Leave and Close store this member's queue first. A crash of
+// every member loses the writes of about the last write-delay-seconds
+// (docs/write-behind.md). Write-through stays the default.
+//
 // # Entry listeners
 //
 // Map.AddEntryListener (and AddEntryListenerForKey) calls a function with

@@ -35,6 +35,12 @@ var (
 	// ErrCodecMismatch: GetMap of a persisted map with codecs other than
 	// those its data was written with (see GetMap).
 	ErrCodecMismatch = dmap.ErrCodecMismatch
+	// ErrQueueFull: a write-behind map's queue on the partition's owner
+	// holds hazelcast.map.write.behind.queue.capacity records not yet
+	// stored (the map store is failing or slower than the writes); the
+	// write changed nothing. Hazelcast's ReachedMaxSizeException. Over the
+	// member protocol the error keeps its message, not its identity.
+	ErrQueueFull = dmap.ErrQueueFull
 	// ErrNamespaceLeaseLost: this member cannot tell that its cluster
 	// still holds the namespace lease of the map's store (the renewals
 	// failed, or another cluster took the namespace over), so it refuses

@@ -20,6 +20,12 @@ type MapInfo struct {
 	// so LoadedPartitions counts the partitions used since.
 	OwnedPartitions  int `json:"owned_partitions"`
 	LoadedPartitions int `json:"loaded_partitions"`
+	// Write-behind maps: WriteBehindQueued is how many records this
+	// member's queue holds, not yet stored; UnstoredKeys how many keys of
+	// its copies (owned and backed up) have a write it has not seen
+	// stored (a new owner stores those).
+	WriteBehindQueued int `json:"write_behind_queued,omitempty"`
+	UnstoredKeys      int `json:"unstored_keys,omitempty"`
 }
 
 // ClusterInfo describes the cluster as this member sees it.

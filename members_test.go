@@ -15,6 +15,7 @@ import (
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
+	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/internal/testhook"
 	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/serde"
@@ -36,6 +37,9 @@ type tcluster struct {
 	seq     int
 	// lease is the members' Options.Lease (0: the default).
 	lease time.Duration
+	// openFS, if set, gives each member (by id) the map stores' file
+	// systems (testhook.Hooks.OpenFS), to inject faults into one member.
+	openFS func(id string) func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error)
 }
 
 type tmember struct {
@@ -88,8 +92,12 @@ func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
 		others = append(others, x.self)
 	}
 	m.view.Set(append(others, self)...)
+	hooks := &testhook.Hooks{View: m.view, Transport: m.tr}
+	if c.openFS != nil {
+		hooks.OpenFS = c.openFS(id)
+	}
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
-		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr}, OpTimeout: longStop, Lease: c.lease})
+		TestHooks: hooks, OpTimeout: longStop, Lease: c.lease})
 	if err != nil {
 		m.tr.Close()
 		return nil, err

@@ -324,6 +324,12 @@ func (n *Node) openMap(ctx context.Context, name string) (dmap.MapSpec, error) {
 			return spec, err
 		}
 		spec.Store, spec.Lazy = store, strings.EqualFold(ms.InitialMode, "LAZY")
+		spec.WriteBehind = dmap.WriteBehind{Delay: time.Duration(ms.WriteDelaySeconds) * time.Second,
+			BatchSize: ms.WriteBatchSize, Coalescing: ms.WriteCoalescing}
+		if spec.WriteBehind.Capacity, err = n.behindCapacity(); err != nil {
+			store.Close()
+			return spec, err
+		}
 	}
 	return spec, nil
 }
@@ -368,6 +374,11 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 // Leave hands this member's partitions over to the others, then stops
 // it like Close. Without other members it is Close.
 func (n *Node) Leave(ctx context.Context) error {
+	// Write-behind: what this member queued is stored before its
+	// partitions go (Close stores what was queued since).
+	if err := n.e.FlushLocal(ctx); err != nil {
+		n.log.Warn("stowage: leaving with write-behind records not stored; the partitions' new owners store them", "err", err)
+	}
 	if n.clu != nil && len(n.view.Members()) > 1 {
 		n.clu.SetDraining()
 		if err := n.e.Drain(ctx); err != nil {

@@ -58,6 +58,9 @@ type MapPart struct {
 	// keys: a promoted backup writes them again in its new epoch.
 	Above   map[uint64][]byte `msgpack:"ab,omitempty"`
 	Entries []Entry           `msgpack:"e"`
+	// Pending lists the keys (K) whose latest write (R, the version) a
+	// write-behind map has not stored yet: a new owner stores them.
+	Pending []Entry `msgpack:"wb,omitempty"`
 }
 
 // PartData is one partition of every map a holder has.

@@ -236,14 +236,17 @@ type MapStoreConfig struct {
 	FactoryClassName string
 	// ClassName is class-name; kept, not used.
 	ClassName string
-	// WriteDelaySeconds is write-delay-seconds. Default 0 (write-through);
-	// only 0 is accepted: a write is acknowledged once it is durable.
+	// WriteDelaySeconds is write-delay-seconds. Default 0 (write-through:
+	// a write is acknowledged once it is durable); more than 0 is
+	// write-behind, see docs/write-behind.md.
 	WriteDelaySeconds int
-	// WriteBatchSize is write-batch-size. Default 1. Without write-behind
-	// it has no effect: writes are group-committed regardless.
+	// WriteBatchSize is write-batch-size: with write-behind, the most
+	// records one store call gets. Default 1. Without write-behind it has
+	// no effect: writes are group-committed regardless.
 	WriteBatchSize int
-	// WriteCoalescing is write-coalescing. Default true; no effect
-	// without write-behind.
+	// WriteCoalescing is write-coalescing: with write-behind, only a key's
+	// latest write stays queued. Default true; no effect without
+	// write-behind.
 	WriteCoalescing bool
 	// Properties is properties as strings: type (hdfs | bbolt),
 	// namespace, clusterName, storage.type, fs.defaultFS, block.size,

@@ -41,7 +41,9 @@
 // hazelcast.initial.min.cluster.size, hazelcast.local.localAddress,
 // stowage.transport.port and stowage.namespace.lease.ttl (how long a
 // cluster's lease on a map store's namespace/clusterName lasts unless
-// renewed; docs/security.md), map.<name or pattern> (backup-count,
+// renewed; docs/security.md), hazelcast.map.write.behind.queue.capacity
+// (the most records a write-behind map's queue holds on a member, default
+// 50000), map.<name or pattern> (backup-count,
 // async-backup-count, split-brain-protection-ref, map-store) and
 // split-brain-protection. Without map entries nothing is persisted.
 // LoadRole reads hazelcast-master.yaml or hazelcast-worker.yaml instead,
@@ -127,8 +129,12 @@
 //     localfile; the namespace is checked for every type.
 //   - Booleans accept true/false/yes/no/on/off in any case; YAML anchors,
 //     aliases and merge keys work; a key given twice is an error.
-//   - write-delay-seconds must be 0: stowage writes through and
-//     acknowledges a write only once it is durable.
+//   - write-delay-seconds 0 (the default) writes through: a write is
+//     acknowledged once it is durable. More than 0 is write-behind: a
+//     write is acknowledged once it is in memory on the owner and its sync
+//     backups, and stored that many seconds later, write-batch-size
+//     records per store call, write-coalescing keeping only a key's
+//     latest write queued (docs/write-behind.md).
 //   - MapFor follows Hazelcast: exact name, then the pattern with the most
 //     literal characters, then "default"; two patterns that could match a
 //     name equally well are refused by Validate instead of failing later.

@@ -44,7 +44,8 @@ func (s *propertySet) near(name string) string {
 // before the first partition table, the address a member binds and
 // advertises, and the port of stowage's member-to-member transport.
 var memberProperties = newPropertySet(
-	[]string{"hazelcast.initial.min.cluster.size", "hazelcast.local.localAddress", "stowage.transport.port", "stowage.namespace.lease.ttl"},
+	[]string{"hazelcast.initial.min.cluster.size", "hazelcast.local.localAddress", "stowage.transport.port", "stowage.namespace.lease.ttl",
+		"hazelcast.map.write.behind.queue.capacity"},
 	hazelcastClusterProperties, hazelcastOtherMemberProperties,
 )
 

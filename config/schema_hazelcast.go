@@ -161,8 +161,8 @@ var mapSchema = block(map[string]*schema{
 		"class-name":          noEffect,
 		"factory-class-name":  noEffect,
 		"write-delay-seconds": inEffect,
-		"write-batch-size":    noEffect,
-		"write-coalescing":    noEffect,
+		"write-batch-size":    inEffect,
+		"write-coalescing":    inEffect,
 		"properties":          freeInEffect,
 	}),
 })

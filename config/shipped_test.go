@@ -153,7 +153,6 @@ func TestDocumentedOptionsAccepted(t *testing.T) {
 		"hazelcast.network.join.multicast", "hazelcast.security", "hazelcast.advanced-network",
 		"hazelcast.network.join.tcp-ip.connection-timeout-seconds", "hazelcast.properties.hazelcast.partition.count",
 		"hazelcast.map.engine*.in-memory-format", "hazelcast.map.engine*.map-store.factory-class-name",
-		"hazelcast.map.engine*.map-store.write-batch-size",
 	} {
 		if !slices.Contains(ig, k) {
 			t.Errorf("Ignored() lacks %s", k)
@@ -164,6 +163,7 @@ func TestDocumentedOptionsAccepted(t *testing.T) {
 		"hazelcast.cluster-name", "hazelcast.network.port", "hazelcast.network.join.tcp-ip",
 		"hazelcast.properties.hazelcast.initial.min.cluster.size", "hazelcast.map.engine*.map-store.properties",
 		"hazelcast.map.engine*.backup-count", "hazelcast.network.http.enable-http",
+		"hazelcast.map.engine*.map-store.write-batch-size",
 		"seatunnel.engine.http", "seatunnel.engine.http.enable-https", "seatunnel.engine.http.key-store-password",
 	} {
 		if slices.Contains(ig, k) {

@@ -302,8 +302,8 @@ func (v *validator) mapStore(key string, ms *MapStoreConfig) {
 	default:
 		v.add(key+".initial-mode", "%q is not EAGER or LAZY", ms.InitialMode)
 	}
-	if ms.WriteDelaySeconds != 0 {
-		v.add(key+".write-delay-seconds", "only 0 (write-through) is supported, got %d: a write is acknowledged once it is durable", ms.WriteDelaySeconds)
+	if ms.WriteDelaySeconds < 0 {
+		v.add(key+".write-delay-seconds", "must be 0 (write-through) or more (write-behind), got %d", ms.WriteDelaySeconds)
 	}
 	if ms.WriteBatchSize < 1 {
 		v.add(key+".write-batch-size", "must be at least 1, got %d", ms.WriteBatchSize)

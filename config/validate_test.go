@@ -45,7 +45,7 @@ func TestValidateRules(t *testing.T) {
 		{"bbolt without path", "", mapStore("          type: bbolt\n"), msp + "path: required"},
 		{"unknown store type", "", mapStore(strings.Replace(okStore, "type: hdfs\n", "type: redis\n", 1)), msp + `type: unknown map store "redis" (known: hdfs, bbolt)`},
 		{"initial-mode", "", strings.Replace(mapStore(okStore), "EAGER", "SOON", 1), ms + "initial-mode:"},
-		{"write-behind", "", mapStore(okStore, "        write-delay-seconds: 5\n"), ms + "write-delay-seconds:"},
+		{"negative write-delay-seconds", "", mapStore(okStore, "        write-delay-seconds: -1\n"), ms + "write-delay-seconds:"},
 		{"write-batch-size", "", mapStore(okStore, "        write-batch-size: 0\n"), ms + "write-batch-size:"},
 		{"map backup-count", "", "hazelcast:\n  map:\n    m:\n      backup-count: 7\n", "hazelcast.map.m.backup-count:"},
 		{"negative time-to-live-seconds", "", "hazelcast:\n  map:\n    m:\n      time-to-live-seconds: -1\n", "hazelcast.map.m.time-to-live-seconds:"},

@@ -25,6 +25,9 @@
 //	                                              if owner holds none);
 //	                                              ?force=true: whoever holds it
 //	GET /v1/maps/{map}/locks/{key}               {"locked": bool}
+//	POST /v1/maps/{map}/flush                    store the map's write-behind
+//	                                              queues on every member
+//	                                              (Map.Flush); 204
 //	GET /v1/maps/{map}                           size and load state
 //	GET /v1/maps                                 the maps this member holds
 //	GET /v1/cluster                              members, master, table

@@ -56,6 +56,7 @@ func Handler(n *stowage.Node, opts ...Option) http.Handler {
 	mux.HandleFunc("POST /v1/maps/{map}/locks/{key...}", a.lock)
 	mux.HandleFunc("DELETE /v1/maps/{map}/locks/{key...}", a.unlock)
 	mux.HandleFunc("GET /v1/maps/{map}/locks/{key...}", a.isLocked)
+	mux.HandleFunc("POST /v1/maps/{map}/flush", a.flush)
 	mux.HandleFunc("GET /v1/maps/{map}", a.mapInfo)
 	mux.HandleFunc("GET /v1/maps", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, n.Maps()) })
 	mux.HandleFunc("GET /v1/cluster", func(w http.ResponseWriter, r *http.Request) {
@@ -260,6 +261,20 @@ func (a *api) mapInfo(w http.ResponseWriter, r *http.Request) {
 	}{mi, size})
 }
 
+// flush stores the map's write-behind queues on every member (Map.Flush);
+// 204 once stored, also for a map written through.
+func (a *api) flush(w http.ResponseWriter, r *http.Request) {
+	m := a.lookup(w, r)
+	if m == nil {
+		return
+	}
+	if err := m.Flush(r.Context()); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -278,7 +293,8 @@ func errorStatus(err error) int {
 	switch {
 	case errors.Is(err, stowage.ErrInvalidMapName):
 		return http.StatusBadRequest
-	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost):
+	case errors.Is(err, stowage.ErrClosed), errors.Is(err, stowage.ErrNoQuorum), errors.Is(err, stowage.ErrNamespaceLeaseLost),
+		errors.Is(err, stowage.ErrQueueFull):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, stowage.ErrIndeterminate), errors.Is(err, context.DeadlineExceeded):
 		// The write may or may not have taken effect.

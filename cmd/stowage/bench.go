@@ -38,6 +38,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	loadOnly := fl.Bool("load-only", false, "run only the EAGER load measurements (local disk, and --fs if given)")
 	fsWriteOnly := fl.Bool("fs-write-only", false, "with --fs: run only write-through on that storage, with --writers writers (1 for a lone writer), and nothing on local disk")
 	fsPuts := fl.Int("fs-puts", 0, "with --fs-write-only: puts per writer (default 100, or 2000 with one writer)")
+	behindOnly := fl.Bool("write-behind-only", false, "run only the write-behind against write-through measurement")
 	clusterOn := fl.Bool("cluster", true, "also measure a 3-member cluster of member processes on 127.0.0.1: puts/s against one member, and fail-over time (default false with --quick)")
 	clusterOnly := fl.Bool("cluster-only", false, "run only the cluster measurements")
 	failovers := fl.Int("failovers", 3, "fail-over runs of the cluster measurements, each on a fresh cluster")
@@ -186,6 +187,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return remoteLoad(ctx, stdout, say, *fsURI, target, max(1000, *entries/10), *valueSize, *loadBatch)
 	}
 
+	runBehind := func() error {
+		say("write-behind against write-through ...")
+		wb, err := bench.WriteBehind(ctx, bench.LocalTarget(sub("writebehind")), time.Second, *writers, perWriter, *valueSize)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "write-behind (write-delay-seconds %d) against write-through, one member, %d writers, %d B values\n", int(wb.Delay/time.Second), *writers, *valueSize)
+		fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "write-through Map.Put", wb.Through, "1.00")
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "write-behind Map.Put", wb.Behind, wb.Behind/wb.Through)
+		fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (Flush %v)\n\n", "write-behind Map.Put, then Flush", wb.BehindAndFlush, wb.BehindAndFlush/wb.Through, wb.Flush.Round(time.Millisecond))
+		return nil
+	}
+	if *behindOnly {
+		return runBehind()
+	}
 	say("write-through: raw group commit ...")
 	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
 	if err != nil {
@@ -222,6 +239,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "bulk, %d entries of %d B, median of %d\n", bk.Entries, *valueSize, bk.Rounds)
 	fmt.Fprintf(stdout, "  one PutAll %v, %d Puts one after the other %v, ratio %.1f\n\n",
 		bk.PutAll.Round(100*time.Microsecond), bk.Entries, bk.Puts.Round(100*time.Microsecond), float64(bk.Puts)/float64(bk.PutAll))
+
+	if err := runBehind(); err != nil {
+		return err
+	}
 
 	if err := runLoad(); err != nil {
 		return err

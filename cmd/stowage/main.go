@@ -26,9 +26,9 @@ commands:
            maps | stats MAP | dump MAP | get MAP KEY | verify | compact [--force] MAP
            checkpoints list [JOB] | checkpoints show JOB PIPELINE [CHECKPOINT] | checkpoints verify
            (compact refuses a map with damage beyond a torn tail unless --force, which drops it)
-  bench    [--quick] [--dir DIR] [--fs URI] write-through, EAGER load, disk use and checkpoint storage against
+  bench    [--quick] [--dir DIR] [--fs URI] write-through, write-behind, EAGER load, disk use and checkpoint storage against
            [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
-           [--kill-master] [--freeze]
+           [--kill-master] [--freeze] [--write-behind-only]
   sim      [--members 10,25,50,100]         a cluster of N in-process members grown one by one, shrunk by failures,
            [--backups B] [--json]           its master killed, with writers: convergence, copies, traffic, lost writes;
            [--gossip-window D]              and N real memberlist members' traffic

@@ -45,6 +45,9 @@ func (c *heldMap) applyBackup(p *fragment, req *backup.Record, revert bool) erro
 	if p.ver.Less(rv) {
 		p.ver = rv
 	}
+	if c.wb != nil {
+		p.pend(k, rv)
+	}
 	p.markApplied(rv.Seq, req.Rec.K)
 	return nil
 }

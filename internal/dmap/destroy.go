@@ -149,6 +149,9 @@ func (e *Engine) drop(name string) error {
 	var errs []error
 	for _, c := range gone {
 		c.destroyed.Store(true)
+		if c.wb != nil {
+			e.m.behindQueued.DeleteLabelValues(c.name) // its queue is dropped with it
+		}
 		if c.store != nil {
 			errs = append(errs, c.store.Close())
 		}

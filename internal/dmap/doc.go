@@ -34,6 +34,13 @@
 // queue each, and members with cluster-wide listeners through an outbox
 // per member, over the member protocol (methods listen and events).
 //
+// Write-behind (writebehind.go): a map with MapSpec.WriteBehind skips the
+// store on the write path; the owner queues each acknowledged record and
+// stores the queue in batches once its records are the delay old. Every
+// fragment keeps the keys not yet stored (owner and backups alike); the
+// owner tells the backups what it stored, and a new owner stores what its
+// copy still has pending. Flush and Close store the queue.
+//
 // Destroy and MapNames (destroy.go): every member of the view drops a
 // destroyed map (memory, locks, store closed), then the caller removes
 // its stored data through Config.RemoveStore.

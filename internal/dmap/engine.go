@@ -41,6 +41,9 @@ type MapSpec struct {
 	// own (time-to-live-seconds; 0: none); MaxIdle removes an entry not
 	// accessed for that long (max-idle-seconds; 0: none). See expiry.go.
 	TTL, MaxIdle time.Duration
+	// WriteBehind, with a Delay > 0 and a Store, queues the writes for
+	// the store instead of writing through (writebehind.go).
+	WriteBehind WriteBehind
 }
 
 // Config wires an Engine.
@@ -148,6 +151,7 @@ func (e *Engine) Start() {
 	e.proto.Go(e.sweepLocks)
 	e.proto.Go(e.runExpiry)
 	e.proto.Go(e.runAnnounce)
+	e.proto.Go(e.runWriteBehind)
 }
 
 // Self is this member's id.
@@ -341,6 +345,9 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 	c := newHeldMap(e, name, e.parts, spec.Store, spec.Lazy, spec.SyncBackups, spec.AsyncBackups)
 	c.wq, c.rq = spec.WriteQuorum, spec.ReadQuorum
 	c.exp.ttl, c.exp.maxIdle = spec.TTL, spec.MaxIdle
+	if spec.Store != nil && spec.WriteBehind.Delay > 0 {
+		c.wb = newWBQueue(c, spec.WriteBehind)
+	}
 	if e.proto.Started() && spec.Store != nil && !spec.Lazy {
 		c.eager = make(chan struct{})
 	}

@@ -9,4 +9,5 @@ var (
 	ErrInvalidMapName = errors.New("stowage: invalid map name")
 	ErrNoQuorum       = errors.New("stowage: split-brain protection: not enough members")
 	ErrIndeterminate  = errors.New("stowage: the partition owner did not answer; the write may or may not have taken effect")
+	ErrQueueFull      = errors.New("stowage: write-behind queue full")
 )

@@ -56,6 +56,7 @@ func (e *Engine) register() {
 	e.registerBulk()
 	e.registerEvents()
 	e.registerDestroy()
+	e.registerWriteBehind()
 	for name, h := range e.cfg.Methods {
 		e.proto.Register(name, 0, cluster.MethodHandler(h))
 	}

@@ -139,6 +139,12 @@ type MapInfo struct {
 	// so LoadedPartitions counts the partitions used since.
 	OwnedPartitions  int `json:"owned_partitions"`
 	LoadedPartitions int `json:"loaded_partitions"`
+	// Write-behind maps: WriteBehindQueued is how many records this
+	// member's queue holds, not yet stored; UnstoredKeys how many keys of
+	// its copies (owned and backed up) have a write it has not seen
+	// stored (a new owner stores those).
+	WriteBehindQueued int `json:"write_behind_queued,omitempty"`
+	UnstoredKeys      int `json:"unstored_keys,omitempty"`
 }
 
 // MapInfo describes the named map as this member holds it; false when
@@ -184,7 +190,11 @@ func (e *Engine) mapInfo(c *heldMap) MapInfo {
 		case partition.Backup, partition.Held:
 			mi.Backups += len(pt.entries)
 		}
+		mi.UnstoredKeys += len(pt.pending)
 		pt.mu.Unlock()
+	}
+	if c.wb != nil {
+		mi.WriteBehindQueued = c.wb.Len()
 	}
 	return mi
 }

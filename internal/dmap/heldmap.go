@@ -51,6 +51,9 @@ type heldMap struct {
 	// codecOK holds the codec names found to match the recorded one
 	// (codec.go).
 	codecOK sync.Map
+	// wb is the map's write-behind queue (writebehind.go); nil: the map
+	// writes through.
+	wb *wbQueue
 }
 
 // resolve returns the map held here for a ghost whose map is held by now,
@@ -110,6 +113,10 @@ type fragment struct {
 	filled  bool
 	applied uint64
 	above   map[uint64][]byte
+
+	// pending: with write-behind, the keys whose latest write is not
+	// known to be stored, with its version (writebehind.go).
+	pending map[string]mapstore.Version
 }
 
 func newHeldMap(n *Engine, name string, count int, store mapstore.MapStore, lazy bool, syncB, asyncB int) *heldMap {
@@ -190,6 +197,7 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 	p.entries = entries
 	p.ver = maxV
 	p.loaded = true
+	p.pending = nil
 	p.mu.Unlock()
 	if c.m != nil {
 		c.m.loadSeconds.WithLabelValues(c.name).Add(time.Since(start).Seconds())
@@ -305,6 +313,7 @@ func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 	for k, e := range p.entries {
 		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp})
 	}
+	mp.Pending = p.pendingEntries()
 	return mp
 }
 
@@ -326,6 +335,10 @@ func (c *heldMap) replace(p *fragment, mp backup.MapPart) {
 			p.above[s] = k
 		}
 	}
+	p.pending = nil
+	for _, e := range mp.Pending {
+		p.pend(string(e.K), e.R.Version())
+	}
 	p.mu.Unlock()
 }
 
@@ -335,6 +348,7 @@ func (c *heldMap) clearPart(p *fragment) {
 	p.entries = map[string]entry{}
 	p.ver = mapstore.Version{}
 	p.applied, p.above = 0, nil
+	p.pending = nil
 	p.ready, p.filled, p.loaded = false, false, false
 	p.mu.Unlock()
 }

@@ -218,6 +218,9 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 		pt.filled = false
 		c.touchAll(pt, nowNanos())
 		pt.mu.Unlock()
+		if !src.OwnHeld {
+			c.queueTaken(pt) // write-behind: what the copy had not seen stored
+		}
 	}
 	return epoch, nil
 }

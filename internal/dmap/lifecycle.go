@@ -67,6 +67,17 @@ func (e *Engine) Close() error {
 	e.maps = nil
 	e.mu.Unlock()
 	var errs []error
+	// Write-behind queues are stored before the stores close.
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.OpTimeout)
+	defer cancel()
+	for _, c := range cores {
+		if c.wb != nil {
+			if err := c.wb.drain(ctx, true); err != nil {
+				e.log.Error("stowage: closing with write-behind records not stored", "map", c.name, "records", c.wb.Len(), "err", err)
+				errs = append(errs, err)
+			}
+		}
+	}
 	for _, c := range cores {
 		if c.store != nil {
 			errs = append(errs, c.store.Close())

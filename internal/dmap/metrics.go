@@ -15,6 +15,8 @@ type metrics struct {
 
 	listenerEvents  *prometheus.CounterVec
 	listenerDropped *prometheus.CounterVec
+
+	behindQueued *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -57,8 +59,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "stowage_listener_events_dropped_total",
 			Help: "Entry events dropped: a listener's queue was full (queue), the outbox to a member was full (outbox) or its call failed (send), or an event arrived after a newer owner's (stale).",
 		}, []string{"map", "where"}),
+		behindQueued: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "stowage_write_behind_queued", Help: "Records a write-behind map's queue holds on this member, not yet stored.",
+		}, []string{"map"}),
 	}
 	reg.MustRegister(m.storeSeconds, m.storeErrors, m.batchRecords, m.batchBytes, m.batchSeconds, m.loadSeconds, m.expired,
-		m.bulkCalls, m.bulkKeys, m.listenerEvents, m.listenerDropped)
+		m.bulkCalls, m.bulkKeys, m.listenerEvents, m.listenerDropped, m.behindQueued)
 	return m
 }

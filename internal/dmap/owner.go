@@ -38,6 +38,11 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	if err := c.readyPart(ctx, p); err != nil {
 		return opResult{}, err
 	}
+	if c.wb != nil {
+		if err := c.wb.admit(); err != nil {
+			return opResult{}, err
+		}
+	}
 	if a, ok := c.store.(mapstore.Admitter); ok {
 		if err := a.Admit(ctx); err != nil {
 			return opResult{}, err
@@ -98,6 +103,12 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 			p.entries[k] = c.stamp(entry{val: d.Value, ver: ver, exp: exp}, now)
 		}
 		res.ver = ver
+		if c.wb != nil {
+			// Acknowledged: in memory here and on the sync backups; the
+			// store gets it from the queue, in this key's order.
+			p.pend(k, ver)
+			c.wb.add(r, time.Now())
+		}
 		// Under p.mu and the key's turn: one key's events are raised in
 		// the order its writes were applied (events.go).
 		if kind, ok := eventOf(o, live, d); ok {
@@ -209,7 +220,7 @@ func (c *heldMap) replicate(ctx context.Context, p *fragment, t partition.WriteT
 		return err
 	}
 	var storeErr error
-	if c.store != nil {
+	if c.store != nil && c.wb == nil {
 		storeErr = c.storeRecord(ctx, r)
 	}
 	failed, refused := sent.Wait()
@@ -219,7 +230,7 @@ func (c *heldMap) replicate(ctx context.Context, p *fragment, t partition.WriteT
 	if len(failed) == 0 {
 		return nil
 	}
-	c.undo(p, r, prev, had, sent, storeErr == nil && c.store != nil)
+	c.undo(p, r, prev, had, sent, storeErr == nil && c.store != nil && c.wb == nil)
 	if storeErr == nil && refused {
 		return errMoved(p.id)
 	}
