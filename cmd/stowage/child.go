@@ -98,16 +98,21 @@ func startNodeCommand(ctx context.Context, logPath string, argv []string) (*chil
 func (c *child) waitHealthy(ctx context.Context, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(limit)
+	last := "no answer"
 	for {
 		resp, err := http.Get("http://" + c.addr + "/healthz")
 		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return time.Since(start), nil
 			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		} else {
+			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("node at %s not healthy within %s", c.addr, limit)
+			return 0, fmt.Errorf("node at %s not healthy within %s (last: %s)", c.addr, limit, last)
 		}
 		select {
 		case <-ctx.Done():

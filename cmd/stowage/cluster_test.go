@@ -46,6 +46,9 @@ func testClusterSSL(t *testing.T, name string, minSize int, ssl bool) *demoClust
 		if t.Failed() {
 			for i := 1; i <= c.n; i++ {
 				b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("member-%d.log", i)))
+				if keep := os.Getenv("STOWAGE_TEST_NODE_DEBUG"); keep != "" {
+					_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("member-%d.log", i)), b, 0o600)
+				}
 				if len(b) > 6000 {
 					b = b[len(b)-6000:]
 				}

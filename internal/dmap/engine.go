@@ -299,9 +299,14 @@ func (e *Engine) hold(ctx context.Context, name string) (*heldMap, error) {
 		return nil, err
 	}
 	c, made, err := e.makeHeldMap(ctx, name)
-	if err != nil || !made || !e.proto.Started() {
+	if err != nil || !made {
 		return c, err
 	}
+	// Not only once the engine started: a member serves the protocol from
+	// New on, so a table pushed to it before Start has it take partitions
+	// over before the node held the maps it found persisted; those maps
+	// must load the partitions already taken over (readyMap passes over
+	// the others).
 	// Lock order: a replica's lock is never taken under n.mu.
 	if o, ok := c.store.(mapstore.PartitionOwner); ok {
 		// What the new store scanned of partitions served elsewhere is
@@ -348,8 +353,8 @@ func (e *Engine) makeHeldMap(ctx context.Context, name string) (*heldMap, bool, 
 	if spec.Store != nil && spec.WriteBehind.Delay > 0 {
 		c.wb = newWBQueue(c, spec.WriteBehind)
 	}
-	if e.proto.Started() && spec.Store != nil && !spec.Lazy {
-		c.eager = make(chan struct{})
+	if spec.Store != nil && !spec.Lazy {
+		c.eager = make(chan struct{}) // closed by hold once readyMap ran
 	}
 	if base, ok := lockBase(name); ok {
 		if b := e.maps[base]; b != nil {
