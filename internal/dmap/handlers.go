@@ -97,6 +97,9 @@ func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 	res, err := c.update(ctx, req.Key, o)
 	if err != nil {
 		a := errAns(err)
+		if a.Code == codeFailed && (ctx.Err() != nil || e.proto.Context().Err() != nil) {
+			a.Code = codeUnknown
+		}
 		a.Old, a.Had = res.old, res.had
 		return a
 	}

@@ -138,6 +138,8 @@ func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 		return res, fmt.Errorf("%w (at %s): %s", ErrNoQuorum, owner, ans.Msg)
 	case codeLeaseLost:
 		return res, fmt.Errorf("%w (at %s): %s", nslease.ErrLost, owner, ans.Msg)
+	case codeUnknown:
+		return res, fmt.Errorf("stowage: map %q: %w (at %s, closing): %s", c.name, ErrIndeterminate, owner, ans.Msg)
 	}
 	return res, fmt.Errorf("stowage: map %q at member %s: %s", c.name, owner, ans.Msg)
 }

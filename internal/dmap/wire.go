@@ -23,6 +23,11 @@ const (
 	// codeLeaseLost: the owner's map store refuses writes, its cluster
 	// cannot confirm it still holds the namespace (nslease.ErrLost).
 	codeLeaseLost = 7
+	// codeUnknown: the write failed because the owner was closing or the
+	// call's context ended while it was being replicated: a backup may
+	// have applied it, and may hold it as the partition's data once the
+	// owner is gone, so the outcome is unknown (ErrIndeterminate).
+	codeUnknown = 8
 )
 
 // Operation kinds of a map write or read, executed by the owner.
