@@ -20,6 +20,9 @@ type fakeHolder struct {
 	parts     []*fakePart
 	takeovers []takeover
 	starts    int // RecordEpochStarts calls
+	// received counts the entries fills and hand-overs brought;
+	// staleDeltas the deltas refused (the copy changed since its digest).
+	received, staleDeltas int
 }
 
 type fakeEntry struct {
@@ -55,8 +58,31 @@ func (fp *fakePart) reset() {
 	*fp = fakePart{entries: map[string]fakeEntry{}}
 }
 
-func (fp *fakePart) install(mp backup.MapPart) {
+// keep checks a delta against this copy and returns the entries it
+// keeps (nil, true for whole data).
+func (fp *fakePart) keep(mp backup.MapPart) (map[string]fakeEntry, bool) {
+	if mp.Delta == nil {
+		return nil, true
+	}
+	s := backup.NewSummer(mp.Delta.Buckets)
+	for k, e := range fp.entries {
+		s.Add(backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+	}
+	if !s.Matches(mp.Delta) {
+		return nil, false
+	}
+	out := map[string]fakeEntry{}
+	for k, e := range fp.entries {
+		if s.Keeps(mp.Delta, []byte(k)) {
+			out[k] = e
+		}
+	}
+	return out, true
+}
+
+func (fp *fakePart) install(mp backup.MapPart, keep map[string]fakeEntry) {
 	fp.entries = map[string]fakeEntry{}
+	maps.Copy(fp.entries, keep)
 	for _, e := range mp.Entries {
 		fp.entries[string(e.K)] = fakeEntry{val: e.V, ver: e.R.Version()}
 	}
@@ -99,19 +125,50 @@ func (h *fakeHolder) Drop(p int) {
 
 func (h *fakeHolder) ReleaseStores(int) {}
 
-func (h *fakeHolder) PrepareFill(_ context.Context, data backup.PartData, partial bool) (func(), error) {
-	return func() {
+func (h *fakeHolder) PrepareFill(_ context.Context, data backup.PartData, partial bool) (func() error, error) {
+	return func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		fp := h.parts[data.P]
+		keeps := make([]map[string]fakeEntry, len(data.Maps))
+		for i, mp := range data.Maps {
+			var ok bool
+			if keeps[i], ok = fp.keep(mp); !ok {
+				h.staleDeltas++
+				return &backup.DeltaStaleError{Map: mp.Map}
+			}
+		}
 		if !partial && len(data.Maps) == 0 {
 			fp.reset()
 		}
-		for _, mp := range data.Maps {
-			fp.install(mp)
+		for i, mp := range data.Maps {
+			fp.install(mp, keeps[i])
 			fp.filled, fp.ready = true, false
+			h.received += len(mp.Entries)
 		}
+		return nil
 	}, nil
+}
+
+func (h *fakeHolder) Digest(p int) []backup.Digest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fp := h.parts[p]
+	if len(fp.entries) == 0 {
+		return nil
+	}
+	s := backup.NewSummer(backup.BucketsFor(len(fp.entries)))
+	for k, e := range fp.entries {
+		s.Add(backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+	}
+	return []backup.Digest{s.Digest("m")}
+}
+
+// receivedEntries is how many entries fills and hand-overs brought here.
+func (h *fakeHolder) receivedEntries() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.received
 }
 
 func (h *fakeHolder) PrepareApply(_ context.Context, rec *backup.Record, revert bool) (func() error, error) {
@@ -155,9 +212,18 @@ func (h *fakeHolder) TakeOver(_ context.Context, p int, src backup.Source, pick 
 	fp := h.parts[p]
 	switch {
 	case src.Data != nil:
+		keeps := make([]map[string]fakeEntry, len(src.Data.Maps))
+		for i, mp := range src.Data.Maps {
+			var ok bool
+			if keeps[i], ok = fp.keep(mp); !ok {
+				h.staleDeltas++
+				return 0, &backup.DeltaStaleError{Map: mp.Map}
+			}
+		}
 		fp.reset()
-		for _, mp := range src.Data.Maps {
-			fp.install(mp)
+		for i, mp := range src.Data.Maps {
+			fp.install(mp, keeps[i])
+			h.received += len(mp.Entries)
 		}
 	case src.Store:
 		fp.reset() // memory only: the store has nothing
