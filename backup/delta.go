@@ -41,15 +41,17 @@ type Delta struct {
 	Redo []uint32 `msgpack:"r"`
 }
 
-// maxBuckets bounds a digest: 16 bytes a bucket, 1 MiB at most.
-const maxBuckets = 1 << 16
+// maxBuckets bounds a digest: 16 bytes a bucket, 4 MiB at most.
+const maxBuckets = 1 << 18
 
-// BucketsFor is the bucket count of a digest of entries entries: about
-// eight entries a bucket, so that a changed key costs the sender some
-// eight entries and the digest some two bytes an entry.
+// BucketsFor is the bucket count of a digest of entries entries: one for
+// every two entries or so, so that a changed key costs the sender about
+// two entries and the digest, sent the other way, eight bytes an entry
+// (less than any entry's key and version). Past half a million entries
+// in one map's partition, buckets hold more.
 func BucketsFor(entries int) int {
 	n := 1
-	for n < maxBuckets && n*8 < entries {
+	for n < maxBuckets && n*2 < entries {
 		n <<= 1
 	}
 	return n

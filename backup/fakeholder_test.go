@@ -188,7 +188,9 @@ func (h *fakeHolder) PrepareApply(_ context.Context, rec *backup.Record, revert 
 			}
 			return nil
 		}
-		if cur, ok := fp.entries[string(rec.Rec.K)]; !ok || cur.ver.Less(rv) {
+		if cur, ok := fp.entries[string(rec.Rec.K)]; (!ok || cur.ver.Less(rv)) && rec.Rec.D {
+			delete(fp.entries, string(rec.Rec.K))
+		} else if !ok || cur.ver.Less(rv) {
 			fp.entries[string(rec.Rec.K)] = fakeEntry{val: rec.Rec.V, ver: rv}
 		}
 		if fp.ver.Less(rv) {
@@ -269,6 +271,15 @@ func (h *fakeHolder) Activated(context.Context, int) {}
 // put is the owner's write of key in partition p: version, Send, Wait,
 // apply, as the map engine does it.
 func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, val string) error {
+	return h.write(ctx, r, p, key, val, false)
+}
+
+// del is the owner's delete of key in partition p.
+func (h *fakeHolder) del(ctx context.Context, r *backup.Replicator, p int, key string) error {
+	return h.write(ctx, r, p, key, "", true)
+}
+
+func (h *fakeHolder) write(ctx context.Context, r *backup.Replicator, p int, key, val string, del bool) error {
 	tk, err := r.Replica(p).EnterWrite(ctx)
 	if err != nil {
 		return err
@@ -279,7 +290,7 @@ func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, 
 	fp.ver.Seq++
 	ver := fp.ver
 	h.mu.Unlock()
-	sent, err := r.Send(ctx, tk, 1, 0, backup.Record{Map: "m", P: p, Rec: backup.Entry{K: []byte(key), V: []byte(val), R: backup.VerOf(ver)}})
+	sent, err := r.Send(ctx, tk, 1, 0, backup.Record{Map: "m", P: p, Rec: backup.Entry{K: []byte(key), V: []byte(val), R: backup.VerOf(ver), D: del}})
 	if err != nil {
 		return err
 	}
@@ -287,7 +298,11 @@ func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, 
 		return fmt.Errorf("refused %v: %w", refused, errors.Join(failed...))
 	}
 	h.mu.Lock()
-	fp.entries[key] = fakeEntry{val: []byte(val), ver: ver}
+	if del {
+		delete(fp.entries, key)
+	} else {
+		fp.entries[key] = fakeEntry{val: []byte(val), ver: ver}
+	}
 	h.mu.Unlock()
 	return nil
 }

@@ -72,7 +72,7 @@ func (r *Replicator) ownDigests(ps []int) map[int][]Digest {
 		for _, d := range ds {
 			n += len(d.Sums) / 2
 		}
-		if n*8 < deltaMinEntries {
+		if n*2 < deltaMinEntries {
 			continue
 		}
 		if out == nil {
