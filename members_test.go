@@ -36,6 +36,8 @@ type tcluster struct {
 	seq     int
 	// lease is the members' Options.Lease (0: the default).
 	lease time.Duration
+	// grace is the members' Options.BackupGrace (0: none).
+	grace time.Duration
 }
 
 type tmember struct {
@@ -89,7 +91,7 @@ func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
 	}
 	m.view.Set(append(others, self)...)
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
-		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr}, OpTimeout: longStop, Lease: c.lease})
+		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr}, OpTimeout: longStop, Lease: c.lease, BackupGrace: c.grace})
 	if err != nil {
 		m.tr.Close()
 		return nil, err
