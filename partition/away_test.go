@@ -61,6 +61,17 @@ func TestAssignHoldingKeepsTheSlotsOfAMemberAway(t *testing.T) {
 		}
 	}
 
+	// Fewer members than replicas: a held slot never puts a live
+	// replica out.
+	three := names(3)
+	s1 := partition.Assign(three, parts, backups, nil)
+	s2 := partition.AssignHolding(three[:2], parts, backups, s1, three[2:])
+	for p, rs := range s2.Owners {
+		if len(rs) != 2 {
+			t.Errorf("3 members, 2 backups, one away: partition %d has replicas %v, away %v; want both live members", p, rs, s2.AwayFrom(p))
+		}
+	}
+
 	// The grace ran out: the slots are given to the others.
 	t4 := partition.AssignHolding(rest, parts, backups, t2, nil)
 	check(t, t4, rest, parts, backups)

@@ -278,11 +278,14 @@ func newAssigner(members []string, partitions, r int, prev *Table, away []string
 			case seen[m]:
 			case live:
 				rs = append(rs, m)
-			case slices.Contains(away, m) && len(a.held[p]) < r-1:
+			case slices.Contains(away, m):
 				a.held[p] = append(a.held[p], m)
 			}
 			seen[m] = true
 		}
+		// A held slot only keeps another member out of a gap: it never
+		// puts a live replica out (the set shrank with the members).
+		a.held[p] = a.held[p][:min(len(a.held[p]), max(0, r-max(1, len(rs))))]
 		// Promotion: the first live replica is the owner.
 		a.kept[p] = len(old) > 0 && len(rs) > 0 && rs[0] == old[0]
 		a.sets[p] = rs
