@@ -109,9 +109,17 @@ func (s *Summer) Add(e Entry) {
 func (s *Summer) Digest(name string) Digest { return Digest{Map: name, Sums: slices.Clone(s.sums)} }
 
 // Matches reports whether what was added sums to the digest a delta was
-// made against.
+// made against (and the delta's buckets are in order and in range).
 func (s *Summer) Matches(d *Delta) bool {
-	return d != nil && d.Buckets == len(s.sums)/2 && fingerprint(s.sums) == d.Base
+	if d == nil || d.Buckets != len(s.sums)/2 || fingerprint(s.sums) != d.Base {
+		return false
+	}
+	for i, b := range d.Redo {
+		if int(b) >= d.Buckets || i > 0 && b <= d.Redo[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // Keeps reports whether the receiver of delta d keeps its own entry of

@@ -95,4 +95,15 @@ func TestDeltaOfMalformedDigestIsWhole(t *testing.T) {
 			t.Errorf("digest of %d words: delta %v, %d entries; want the data whole", len(sums), mp.Delta, len(mp.Entries))
 		}
 	}
+	// A delta whose buckets are out of order or range is refused.
+	s := NewSummer(4)
+	base := fingerprint(s.sums)
+	for _, redo := range [][]uint32{{2, 1}, {1, 1}, {4}} {
+		if s.Matches(&Delta{Buckets: 4, Base: base, Redo: redo}) {
+			t.Errorf("a delta redoing buckets %v of 4 matches", redo)
+		}
+	}
+	if !s.Matches(&Delta{Buckets: 4, Base: base, Redo: []uint32{0, 3}}) {
+		t.Error("a well-formed delta does not match")
+	}
 }
