@@ -27,7 +27,13 @@ func (r *Replicator) fillData(ctx context.Context, b string, req fillReq, async 
 	whole := cluster.Encode(req)
 	body, fallback := whole, []byte(nil)
 	if entryCount(&req.Data) >= deltaMinEntries {
-		if ds := r.digestOf(ctx, b, p); len(ds) > 0 {
+		// Writes wait for an async backup only so long (fillAsync): the
+		// question gets a part of that.
+		wait := min(r.timeout, digestWait)
+		if async {
+			wait = asyncFillWait / 2
+		}
+		if ds := r.digestOf(ctx, b, p, wait); len(ds) > 0 {
 			if d, saved := deltaData(req.Data, ds); saved > 0 {
 				dreq := req
 				dreq.Data = d
@@ -43,13 +49,13 @@ func (r *Replicator) fillData(ctx context.Context, b string, req fillReq, async 
 }
 
 // digestOf asks backup b to sum up its copy of partition p; nil when it
-// holds none or does not answer.
-func (r *Replicator) digestOf(ctx context.Context, b string, p int) []Digest {
+// holds none or does not answer within wait.
+func (r *Replicator) digestOf(ctx context.Context, b string, p int, wait time.Duration) []Digest {
 	a := r.p.Addr(b)
 	if a == "" || r.p.Alone() {
 		return nil
 	}
-	dctx, cancel := context.WithTimeout(ctx, min(r.timeout, digestWait))
+	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	resp, err := r.p.Call(dctx, a, mDigest, cluster.Encode(digestReq{P: p}))
 	if err != nil {
