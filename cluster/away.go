@@ -91,8 +91,8 @@ func (pr *Protocol) graceTimer() (<-chan time.Time, func()) {
 }
 
 func sameAway(a, b *partition.Table) bool {
-	for p := range max(len(a.Away), len(b.Away)) {
-		if !slices.Equal(a.AwayFrom(p), b.AwayFrom(p)) {
+	for p := range max(len(a.Away), len(b.Away), len(a.AwayOwner), len(b.AwayOwner)) {
+		if !slices.Equal(a.AwayFrom(p), b.AwayFrom(p)) || a.AwayOwnerOf(p) != b.AwayOwnerOf(p) {
 			return false
 		}
 	}

@@ -56,7 +56,7 @@ func (pr *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 // install makes t the current table if it is newer, and hands it to the
 // layer above (onTable).
 func (pr *Protocol) install(t *partition.Table) bool {
-	if t == nil || len(t.Owners) != pr.count || len(t.Away) != 0 && len(t.Away) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
+	if t == nil || len(t.Owners) != pr.count || len(t.Away) != 0 && len(t.Away) != pr.count || len(t.AwayOwner) != 0 && len(t.AwayOwner) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
 		return false
 	}
 	// Tables are installed one at a time, so that the layer above never

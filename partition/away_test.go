@@ -51,6 +51,9 @@ func TestAssignHoldingKeepsTheSlotsOfAMemberAway(t *testing.T) {
 		if len(t3.AwayFrom(p)) != 0 {
 			t.Errorf("partition %d still holds %v for members back", p, t3.AwayFrom(p))
 		}
+		if t1.Owners[p][0] == gone && rs[0] != gone {
+			t.Errorf("partition %d: owned by %s after the return; %s owned it before the leave", p, rs[0], gone)
+		}
 		if slices.Contains(t1.Owners[p], gone) != slices.Contains(rs, gone) {
 			t.Errorf("partition %d: %v after the return, %v before the leave", p, rs, t1.Owners[p])
 		}

@@ -34,6 +34,20 @@ type Table struct {
 	// their return (AssignHolding): the partition runs with fewer
 	// backups meanwhile, and is not safe.
 	Away [][]string
+	// AwayOwner is, per partition (nil when none), the member of Away
+	// that owned the partition when it left ("" when none did): back in
+	// time, it owns the partition again, so that ownership and backups
+	// return to where they were instead of being balanced anew.
+	AwayOwner []string
+}
+
+// AwayOwnerOf returns the member away that owned partition p when it
+// left, or "".
+func (t *Table) AwayOwnerOf(p int) string {
+	if p < 0 || p >= len(t.AwayOwner) {
+		return ""
+	}
+	return t.AwayOwner[p]
 }
 
 // AwayFrom returns the members whose slot in partition p's replica set
@@ -227,6 +241,12 @@ func AssignHolding(members []string, partitions, backups int, prev *Table, away 
 			}
 			t.Away[p] = h
 		}
+		if a.heldOwner[p] != "" {
+			if t.AwayOwner == nil {
+				t.AwayOwner = make([]string, partitions)
+			}
+			t.AwayOwner[p] = a.heldOwner[p]
+		}
 	}
 	t.Since = make([]int64, partitions)
 	t.Joined = make([][]int64, partitions)
@@ -252,13 +272,15 @@ type assigner struct {
 	r       int
 	sets    [][]string
 	held    [][]string // slots held for members away (AssignHolding)
-	kept    []bool     // the partition's owner is the one prev had
-	moved   []bool     // owners moved the partition off a live owner, now its first backup
+	// heldOwner: the member of held that owned the partition when it left.
+	heldOwner []string
+	kept      []bool // the partition's owner is the one prev had
+	moved     []bool // owners moved the partition off a live owner, now its first backup
 }
 
 func newAssigner(members []string, partitions, r int, prev *Table, away []string) *assigner {
 	a := &assigner{members: members, index: make(map[string]int, len(members)), r: r,
-		sets: make([][]string, partitions), held: make([][]string, partitions), kept: make([]bool, partitions), moved: make([]bool, partitions)}
+		sets: make([][]string, partitions), held: make([][]string, partitions), heldOwner: make([]string, partitions), kept: make([]bool, partitions), moved: make([]bool, partitions)}
 	for i, m := range members {
 		if _, dup := a.index[m]; !dup {
 			a.index[m] = i
@@ -286,6 +308,17 @@ func newAssigner(members []string, partitions, r int, prev *Table, away []string
 		// A held slot only keeps another member out of a gap: it never
 		// puts a live replica out (the set shrank with the members).
 		a.held[p] = a.held[p][:min(len(a.held[p]), max(0, r-max(1, len(rs))))]
+		switch o := prev.AwayOwnerOf(p); {
+		case len(old) > 0 && slices.Contains(a.held[p], old[0]):
+			a.heldOwner[p] = old[0] // the owner left now
+		case slices.Contains(a.held[p], o):
+			a.heldOwner[p] = o // still away
+		case o != "" && slices.Contains(rs, o) && rs[0] != o:
+			// Back: it owns the partition again; the member that owned it
+			// meanwhile is its first backup, as it was before.
+			rs = append([]string{o}, slices.DeleteFunc(rs, func(m string) bool { return m == o })...)
+			a.moved[p] = true
+		}
 		// Promotion: the first live replica is the owner.
 		a.kept[p] = len(old) > 0 && len(rs) > 0 && rs[0] == old[0]
 		a.sets[p] = rs
@@ -347,7 +380,12 @@ func (a *assigner) owners() {
 				if !took {
 					continue
 				}
-			} else {
+			} else if !a.holding() {
+				// While a slot is held for a member away, ownership moves
+				// only within replica sets: the owners it promoted hold
+				// more than their share until it is back (or its grace ran
+				// out), and a move now would copy data to a member that
+				// holds none, to be moved back on the return.
 				count[rs[0]]--
 				free = append(free, p)
 			}
@@ -430,7 +468,18 @@ func (a *assigner) backups() {
 		}
 		a.sets[p] = rs
 	}
+	if a.holding() {
+		// Backups stay where they are while slots are held: a member
+		// away leaves the loads uneven, and evening them out would copy
+		// partitions that go back once it returns.
+		return
+	}
 	a.rebalanceBackups(load)
+}
+
+// holding reports whether a slot is held for a member away.
+func (a *assigner) holding() bool {
+	return slices.ContainsFunc(a.held, func(h []string) bool { return len(h) > 0 })
 }
 
 // size is how many live replicas partition p gets: r less the slots held

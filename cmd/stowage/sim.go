@@ -45,6 +45,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	backups := fl.Int("backups", 1, "sync backups of the simulated map")
 	writers := fl.Int("writers", 4, "writers running throughout")
 	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	noFail := fl.Bool("no-failures", false, "stop after the cut and back step (with --backup-grace, the failures would each wait for the grace)")
+	grace := fl.Duration("backup-grace", 0, "the members' backup grace (stowage node --backup-grace): the cut member gets its slots back; failures then converge only once it ran out")
 	gossipOnly := fl.Bool("gossip-only", false, "measure only the memberlist members' traffic")
 	settle := fl.Duration("gossip-settle", 15*time.Second, "how long the memberlist members run before their traffic is counted (the news of their joins dies down)")
 	gossip := fl.Duration("gossip-window", 35*time.Second, "also run N real memberlist members on 127.0.0.1 and count their traffic over this window (0: skip); it should cover a push/pull interval (30 s)")
@@ -68,7 +70,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var res sim.Result
 		var err error
 		if !*gossipOnly {
-			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers}); err != nil {
+			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers, Grace: *grace, NoFailures: *noFail}); err != nil {
 				return err
 			}
 		}
