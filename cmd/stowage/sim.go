@@ -36,6 +36,12 @@ type simSummary struct {
 	Acked        int64         `json:"writes_acked"`
 	Lost         int64         `json:"writes_lost"`
 	FailedWrites int64         `json:"writes_failed"`
+	// The "cut and back" step: from the cut to the cluster safe with the
+	// member back, and the owners and replica slots that differ from
+	// the table before the cut.
+	CutConverge time.Duration `json:"cut_back_converge_ns"`
+	CutOwners   int           `json:"cut_back_owners_moved"`
+	CutCopies   int           `json:"cut_back_copies"`
 }
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -63,7 +69,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !*asJSON {
-		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\ttable+lease B/s/member\tgossip B/s/member\theap/member\tacked\tlost\t")
+		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\tcut+back\tcut+back owners/copies\ttable+lease B/s/member\tgossip B/s/member\theap/member\tacked\tlost\t")
 	}
 	for _, n := range ns {
 		fmt.Fprintf(stderr, "simulating %d members...\n", n)
@@ -86,8 +92,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			continue
 		}
 		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f+%.0f\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
-			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.TablePer, s.LeasePer, s.GossipPer, s.HeapPer>>10, s.Acked, s.Lost)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f+%.0f\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
+			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), ms(s.CutConverge), s.CutOwners, s.CutCopies, s.TablePer, s.LeasePer, s.GossipPer, s.HeapPer>>10, s.Acked, s.Lost)
 		if s.Lost != 0 {
 			return fmt.Errorf("%d members: %d acknowledged writes lost", n, s.Lost)
 		}
@@ -111,6 +117,8 @@ func summarize(n int, res sim.Result) simSummary {
 			}
 		case st.What == "kill master":
 			s.NewMaster, s.MasterDone = st.NewMaster, st.Converge
+		case st.What == "cut and back":
+			s.CutConverge, s.CutOwners, s.CutCopies = st.Converge, st.Owners, st.Copies
 		default:
 			fails = append(fails, st.Converge)
 		}
