@@ -40,6 +40,8 @@ type tcluster struct {
 	// openFS, if set, gives each member (by id) the map stores' file
 	// systems (testhook.Hooks.OpenFS), to inject faults into one member.
 	openFS func(id string) func(ctx context.Context, p fsbackend.Properties) (fsbackend.FS, error)
+	// grace is the members' Options.BackupGrace (0: none).
+	grace time.Duration
 }
 
 type tmember struct {
@@ -97,7 +99,7 @@ func (c *tcluster) tryAdd(cfg *config.Config) (*tmember, error) {
 		hooks.OpenFS = c.openFS(id)
 	}
 	n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg, Logger: testLogger(id),
-		TestHooks: hooks, OpTimeout: longStop, Lease: c.lease})
+		TestHooks: hooks, OpTimeout: longStop, Lease: c.lease, BackupGrace: c.grace})
 	if err != nil {
 		m.tr.Close()
 		return nil, err

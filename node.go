@@ -58,6 +58,21 @@ type Options struct {
 	// a hung member dead: zero derives it from Timing (half of it, at most
 	// 2 s; 2 s with a View given here); negative turns the lease off.
 	Lease time.Duration
+	// BackupGrace is how long the master holds the backup slots of a
+	// member that left without a graceful leave (it failed, or was cut
+	// off), as Elasticsearch's index.unassigned.node_left.delayed_timeout:
+	// the partitions it owned get a new owner at once, the others run
+	// with a backup fewer (the cluster is not safe meanwhile), and if the
+	// member comes back in time it takes those slots again and is filled
+	// by a delta against the copies it still holds instead of whole ones.
+	// Zero (the default) gives the slots to the others at once, as
+	// Hazelcast does: with one backup a grace leaves the partitions
+	// without any for its length, and a restarted member comes back under
+	// a new id (its id carries its start time) with nothing to keep. A
+	// member that rejoins after its slots were given away is still
+	// filled by a delta wherever it is given a partition it holds a copy
+	// of.
+	BackupGrace time.Duration
 
 	// ExpiryInterval is how often a partition's owner removes the entries
 	// whose time to live or max idle time ran out (default 1 s); reads
@@ -159,7 +174,7 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	cc := n.clusterConfig()
 	n.e = dmap.New(dmap.Config{
 		View: view, Transport: tr, Replicas: cc.replicas, StartMin: cc.startMin, PublishMin: cc.publishMin,
-		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), LoadWorkers: opts.LoadWorkers,
+		OpTimeout: opts.OpTimeout, Lease: n.leaseTime(), BackupGrace: max(opts.BackupGrace, 0), LoadWorkers: opts.LoadWorkers,
 		OpenMap: n.openMap, Methods: map[string]dmap.Handler{mProbe: n.onProbe},
 		Logger: n.log, Registerer: opts.Registerer,
 		ExpiryInterval: opts.ExpiryInterval, OnExpired: opts.OnExpired, RemoveStore: n.removeStore,

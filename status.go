@@ -83,12 +83,16 @@ type PartitionTable struct {
 	// Replicas holds each partition's replica set: the owner first, then
 	// its backups in order. Empty before the first table.
 	Replicas [][]string `json:"replicas"`
+	// Away holds, per partition, the members that left without a
+	// graceful leave and whose replica slot is held for their return
+	// (Options.BackupGrace); omitted when none is.
+	Away [][]string `json:"away,omitempty"`
 }
 
 // PartitionTable returns a copy of this member's current partition table.
 func (n *Node) PartitionTable() PartitionTable {
 	v, owners := n.e.Table()
-	return PartitionTable{Version: v, Replicas: owners}
+	return PartitionTable{Version: v, Replicas: owners, Away: n.e.TableAway()}
 }
 
 // TakeOver is one batch of partitions this member took ownership of

@@ -283,7 +283,7 @@ func (r *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			b, err := r.p.CallMember(ctx, id, mTake, takeReq{Parts: ps})
+			b, err := r.p.CallMember(ctx, id, mTake, takeReq{Parts: ps, Digests: r.ownDigests(ps)})
 			var ans takeAns
 			if err == nil {
 				err = cluster.Decode(b, &ans)

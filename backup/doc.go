@@ -32,5 +32,11 @@
 // writes again what a backup applied beyond a gap, fills every backup,
 // releases the other holders and only then serves the partition.
 //
+// A member that already holds a copy of a partition (a backup back from
+// a cut, a demoted owner, a backup made owner) is sent a delta instead of
+// the whole data: only the entries of the key buckets whose sums differ
+// from its copy's digest, checked against that digest again when it
+// installs (delta.go, fill_delta.go).
+//
 // Imports: cluster, partition, mapstore (versions), and nothing above.
 package backup

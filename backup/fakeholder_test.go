@@ -20,6 +20,9 @@ type fakeHolder struct {
 	parts     []*fakePart
 	takeovers []takeover
 	starts    int // RecordEpochStarts calls
+	// received counts the entries fills and hand-overs brought;
+	// staleDeltas the deltas refused (the copy changed since its digest).
+	received, staleDeltas int
 }
 
 type fakeEntry struct {
@@ -55,8 +58,31 @@ func (fp *fakePart) reset() {
 	*fp = fakePart{entries: map[string]fakeEntry{}}
 }
 
-func (fp *fakePart) install(mp backup.MapPart) {
+// keep checks a delta against this copy and returns the entries it
+// keeps (nil, true for whole data).
+func (fp *fakePart) keep(mp backup.MapPart) (map[string]fakeEntry, bool) {
+	if mp.Delta == nil {
+		return nil, true
+	}
+	s := backup.NewSummer(mp.Delta.Buckets)
+	for k, e := range fp.entries {
+		s.Add(backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+	}
+	if !s.Matches(mp.Delta) {
+		return nil, false
+	}
+	out := map[string]fakeEntry{}
+	for k, e := range fp.entries {
+		if s.Keeps(mp.Delta, []byte(k)) {
+			out[k] = e
+		}
+	}
+	return out, true
+}
+
+func (fp *fakePart) install(mp backup.MapPart, keep map[string]fakeEntry) {
 	fp.entries = map[string]fakeEntry{}
+	maps.Copy(fp.entries, keep)
 	for _, e := range mp.Entries {
 		fp.entries[string(e.K)] = fakeEntry{val: e.V, ver: e.R.Version()}
 	}
@@ -99,19 +125,50 @@ func (h *fakeHolder) Drop(p int) {
 
 func (h *fakeHolder) ReleaseStores(int) {}
 
-func (h *fakeHolder) PrepareFill(_ context.Context, data backup.PartData, partial bool) (func(), error) {
-	return func() {
+func (h *fakeHolder) PrepareFill(_ context.Context, data backup.PartData, partial bool) (func() error, error) {
+	return func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		fp := h.parts[data.P]
+		keeps := make([]map[string]fakeEntry, len(data.Maps))
+		for i, mp := range data.Maps {
+			var ok bool
+			if keeps[i], ok = fp.keep(mp); !ok {
+				h.staleDeltas++
+				return &backup.DeltaStaleError{Map: mp.Map}
+			}
+		}
 		if !partial && len(data.Maps) == 0 {
 			fp.reset()
 		}
-		for _, mp := range data.Maps {
-			fp.install(mp)
+		for i, mp := range data.Maps {
+			fp.install(mp, keeps[i])
 			fp.filled, fp.ready = true, false
+			h.received += len(mp.Entries)
 		}
+		return nil
 	}, nil
+}
+
+func (h *fakeHolder) Digest(p int) []backup.Digest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fp := h.parts[p]
+	if len(fp.entries) == 0 {
+		return nil
+	}
+	s := backup.NewSummer(backup.BucketsFor(len(fp.entries)))
+	for k, e := range fp.entries {
+		s.Add(backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver)})
+	}
+	return []backup.Digest{s.Digest("m")}
+}
+
+// receivedEntries is how many entries fills and hand-overs brought here.
+func (h *fakeHolder) receivedEntries() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.received
 }
 
 func (h *fakeHolder) PrepareApply(_ context.Context, rec *backup.Record, revert bool) (func() error, error) {
@@ -131,7 +188,9 @@ func (h *fakeHolder) PrepareApply(_ context.Context, rec *backup.Record, revert 
 			}
 			return nil
 		}
-		if cur, ok := fp.entries[string(rec.Rec.K)]; !ok || cur.ver.Less(rv) {
+		if cur, ok := fp.entries[string(rec.Rec.K)]; (!ok || cur.ver.Less(rv)) && rec.Rec.D {
+			delete(fp.entries, string(rec.Rec.K))
+		} else if !ok || cur.ver.Less(rv) {
 			fp.entries[string(rec.Rec.K)] = fakeEntry{val: rec.Rec.V, ver: rv}
 		}
 		if fp.ver.Less(rv) {
@@ -155,9 +214,18 @@ func (h *fakeHolder) TakeOver(_ context.Context, p int, src backup.Source, pick 
 	fp := h.parts[p]
 	switch {
 	case src.Data != nil:
+		keeps := make([]map[string]fakeEntry, len(src.Data.Maps))
+		for i, mp := range src.Data.Maps {
+			var ok bool
+			if keeps[i], ok = fp.keep(mp); !ok {
+				h.staleDeltas++
+				return 0, &backup.DeltaStaleError{Map: mp.Map}
+			}
+		}
 		fp.reset()
-		for _, mp := range src.Data.Maps {
-			fp.install(mp)
+		for i, mp := range src.Data.Maps {
+			fp.install(mp, keeps[i])
+			h.received += len(mp.Entries)
 		}
 	case src.Store:
 		fp.reset() // memory only: the store has nothing
@@ -203,6 +271,15 @@ func (h *fakeHolder) Activated(context.Context, int) {}
 // put is the owner's write of key in partition p: version, Send, Wait,
 // apply, as the map engine does it.
 func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, val string) error {
+	return h.write(ctx, r, p, key, val, false)
+}
+
+// del is the owner's delete of key in partition p.
+func (h *fakeHolder) del(ctx context.Context, r *backup.Replicator, p int, key string) error {
+	return h.write(ctx, r, p, key, "", true)
+}
+
+func (h *fakeHolder) write(ctx context.Context, r *backup.Replicator, p int, key, val string, del bool) error {
 	tk, err := r.Replica(p).EnterWrite(ctx)
 	if err != nil {
 		return err
@@ -213,7 +290,7 @@ func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, 
 	fp.ver.Seq++
 	ver := fp.ver
 	h.mu.Unlock()
-	sent, err := r.Send(ctx, tk, 1, 0, backup.Record{Map: "m", P: p, Rec: backup.Entry{K: []byte(key), V: []byte(val), R: backup.VerOf(ver)}})
+	sent, err := r.Send(ctx, tk, 1, 0, backup.Record{Map: "m", P: p, Rec: backup.Entry{K: []byte(key), V: []byte(val), R: backup.VerOf(ver), D: del}})
 	if err != nil {
 		return err
 	}
@@ -221,7 +298,11 @@ func (h *fakeHolder) put(ctx context.Context, r *backup.Replicator, p int, key, 
 		return fmt.Errorf("refused %v: %w", refused, errors.Join(failed...))
 	}
 	h.mu.Lock()
-	fp.entries[key] = fakeEntry{val: []byte(val), ver: ver}
+	if del {
+		delete(fp.entries, key)
+	} else {
+		fp.entries[key] = fakeEntry{val: []byte(val), ver: ver}
+	}
 	h.mu.Unlock()
 	return nil
 }

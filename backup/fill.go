@@ -27,11 +27,11 @@ func (r *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string 
 	var wg sync.WaitGroup
 	for i, b := range want {
 		// Each backup gets the maps that keep a backup at its place.
-		body := cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)})
+		req := fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok[i] = r.fillTo(ctx, b, p, body) == nil
+			ok[i] = r.fillData(ctx, b, req, false) == nil
 		}()
 	}
 	wg.Wait()
@@ -48,8 +48,9 @@ func (r *Replicator) fillAll(ctx context.Context, p int, epoch uint64) []string 
 var errNotReplica = errors.New("stowage: member is no longer a replica")
 
 // fillTo sends a fill until the backup took it or is no longer a live
-// replica of p.
-func (r *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) error {
+// replica of p. whole, if not nil, is the fill to send instead of body
+// (a delta) should the backup's copy have changed since its digest.
+func (r *Replicator) fillTo(ctx context.Context, b string, p int, body, whole []byte) error {
 	delay := 10 * time.Millisecond
 	for {
 		a := r.p.Addr(b)
@@ -76,6 +77,12 @@ func (r *Replicator) fillTo(ctx context.Context, b string, p int, body []byte) e
 				switch ans.Code {
 				case codeOK:
 					return nil
+				case codeDelta:
+					if whole != nil {
+						r.log.Debug("stowage: delta fill refused; sending the whole partition", "partition", p, "member", b, "msg", ans.Msg)
+						body, whole = whole, nil
+						continue
+					}
 				case codeNeedFill:
 					r.log.Debug("stowage: partial fill refused", "partition", p, "member", b, "msg", ans.Msg)
 					// A partial fill onto a copy that is not whole: the
@@ -175,14 +182,14 @@ func (r *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups [
 				// An async backup holds up no write for long: it gets a
 				// while to take the fill (none if it just failed to), then
 				// is filled again later.
-				if err := r.fillAsync(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
+				if err := r.fillAsync(ctx, b, p, body, nil); err != nil && !errors.Is(err, errNotReplica) {
 					mu.Lock()
 					asyncFailed = append(asyncFailed, b)
 					mu.Unlock()
 				}
 				return
 			}
-			if err := r.fillTo(ctx, b, p, body); err != nil && !errors.Is(err, errNotReplica) {
+			if err := r.fillTo(ctx, b, p, body, nil); err != nil && !errors.Is(err, errNotReplica) {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -210,7 +217,7 @@ const (
 
 // fillAsync fills async backup b within asyncFillWait, at once failing
 // if b did not take a fill in time lately.
-func (r *Replicator) fillAsync(ctx context.Context, b string, p int, body []byte) error {
+func (r *Replicator) fillAsync(ctx context.Context, b string, p int, body, whole []byte) error {
 	r.mu.Lock()
 	until, slow := r.slowAsync[b]
 	r.mu.Unlock()
@@ -219,7 +226,7 @@ func (r *Replicator) fillAsync(ctx context.Context, b string, p int, body []byte
 	}
 	fctx, cancel := context.WithTimeout(ctx, asyncFillWait)
 	defer cancel()
-	err := r.fillTo(fctx, b, p, body)
+	err := r.fillTo(fctx, b, p, body, whole)
 	r.mu.Lock()
 	if err != nil && !errors.Is(err, errNotReplica) {
 		r.slowAsync[b] = time.Now().Add(asyncRetryMax)
@@ -244,7 +251,7 @@ func (r *Replicator) refill(ps []int) {
 
 func (r *Replicator) refillPartition(p int) {
 	var t *partition.Table
-	var bodies [][]byte
+	var reqs []fillReq
 	f, ok := r.replicas[p].BeginRefill(r.ctx, func() (bool, []string) {
 		t, _ = r.p.Table()
 		if t == nil {
@@ -252,9 +259,9 @@ func (r *Replicator) refillPartition(p int) {
 		}
 		return t.Owner(p) == r.self, slices.Clone(t.Owners[p][1:])
 	}, func(epoch uint64) {
-		bodies = make([][]byte, len(t.Owners[p])-1)
-		for i := range bodies {
-			bodies[i] = cluster.Encode(fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)})
+		reqs = make([]fillReq, len(t.Owners[p])-1)
+		for i := range reqs {
+			reqs[i] = fillReq{TV: t.Version, Epoch: epoch, Data: r.h.Export(p, true, i+1)}
 		}
 	})
 	if !ok {
@@ -270,17 +277,12 @@ func (r *Replicator) refillPartition(p int) {
 			filled[i] = true
 			continue
 		}
-		body := bodies[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if i+1 > nsync {
-				// An async backup of every map: writes are held for it
-				// only so long.
-				filled[i] = r.fillAsync(r.ctx, b, p, body) == nil
-				return
-			}
-			filled[i] = r.fillTo(r.ctx, b, p, body) == nil
+			// An async backup of every map: writes are held for it only
+			// so long.
+			filled[i] = r.fillData(r.ctx, b, reqs[i], i+1 > nsync) == nil
 		}()
 	}
 	wg.Wait()

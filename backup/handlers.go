@@ -41,6 +41,13 @@ func (r *Replicator) register() {
 		}
 		return cluster.Encode(r.onTake(ctx, from, &req)), nil
 	})
+	r.p.RegisterReplicated(mDigest, cluster.CheckTable, digestParts, func(ctx context.Context, from string, body []byte) ([]byte, error) {
+		var req digestReq
+		if err := cluster.Decode(body, &req); err != nil {
+			return nil, err
+		}
+		return cluster.Encode(r.onDigest(from, &req)), nil
+	})
 	r.p.RegisterReplicated(mRelease, cluster.CheckTable, releaseParts, func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var req releaseReq
 		if err := cluster.Decode(body, &req); err != nil {
@@ -67,6 +74,12 @@ func takeParts(body []byte) ([]int, error) {
 	var req takeReq
 	err := cluster.Decode(body, &req)
 	return req.Parts, err
+}
+
+func digestParts(body []byte) ([]int, error) {
+	var req digestReq
+	err := cluster.Decode(body, &req)
+	return []int{req.P}, err
 }
 
 func releaseParts(body []byte) ([]int, error) {
@@ -123,12 +136,30 @@ func (r *Replicator) onFill(ctx context.Context, from string, req *fillReq) code
 		return codeAns{Code: codeFailed, Msg: err.Error()}
 	}
 	if err := r.replicas[p].Fill(req.Epoch, req.TV, req.Partial, install); err != nil {
+		if ds := (*DeltaStaleError)(nil); errors.As(err, &ds) {
+			return codeAns{Code: codeDelta, Msg: err.Error()}
+		}
 		return refusedAns(err)
 	}
 	if !req.Partial {
 		r.log.Debug("stowage: filled", "partition", p, "tv", req.TV, "epoch", req.Epoch)
 	}
 	return codeAns{}
+}
+
+// onDigest sums up this member's copy of a partition for its owner,
+// which then fills it with a delta. Only the owner the table names may
+// ask, and only of a member the table names as a replica.
+func (r *Replicator) onDigest(from string, req *digestReq) digestAns {
+	p := req.P
+	if p < 0 || p >= r.count {
+		return digestAns{Code: codeFailed}
+	}
+	t, _ := r.p.Table()
+	if t == nil || t.Owner(p) != r.p.IDOf(from) || !slices.Contains(t.Owners[p], r.self) {
+		return digestAns{Code: codeStale}
+	}
+	return digestAns{D: r.h.Digest(p)}
 }
 
 // refusedAns answers a move the partition's replica refused.
@@ -156,6 +187,13 @@ func (r *Replicator) onTake(ctx context.Context, from string, req *takeReq) take
 		given := r.replicas[p].HandOver(ctx, fromID, t.JoinedAt(p, r.self), func(owner bool) {
 			ans.Data = append(ans.Data, r.h.Export(p, owner, 0))
 		})
+		if given && len(req.Digests[p]) > 0 {
+			// The new owner holds a copy already: only what differs.
+			i := len(ans.Data) - 1
+			var saved int
+			ans.Data[i], saved = deltaData(ans.Data[i], req.Digests[p])
+			r.countDelta(saved)
+		}
 		if !given {
 			ans.Refused = append(ans.Refused, p)
 		}

@@ -31,8 +31,15 @@ type Holder interface {
 	// PrepareFill makes sure the maps data names are held here (opening
 	// their stores as needed) and returns the step that installs data
 	// under the replica's lock: with partial, only the maps in data;
-	// else data replaces every map's partition.
-	PrepareFill(ctx context.Context, data PartData, partial bool) (install func(), err error)
+	// else data replaces every map's partition. A map part that is a
+	// delta keeps this member's entries of the buckets it does not redo;
+	// if this member's copy no longer sums to the delta's base, install
+	// changes nothing and returns a *DeltaStaleError.
+	PrepareFill(ctx context.Context, data PartData, partial bool) (install func() error, err error)
+	// Digest sums up partition p of every map held here, whatever this
+	// member holds it as (a Summer of BucketsFor its entry count per
+	// map): what a delta to this member is made against.
+	Digest(p int) []Digest
 	// PrepareApply makes sure rec's map is held here and returns the step
 	// that applies rec (or, with revert, undoes it) to the backup's copy
 	// under the replica's lock; that step fails with a
@@ -41,7 +48,9 @@ type Holder interface {
 	// TakeOver installs partition p's data for a new owner from src and
 	// starts the partition's new epoch, epoch(highest epoch the data
 	// knows); it returns that epoch. What is kept of the old epoch is
-	// what has no gap before it.
+	// what has no gap before it. Map parts of src.Data that are deltas
+	// are taken as PrepareFill takes them (a *DeltaStaleError, and
+	// nothing installed, when this member's copy changed).
 	TakeOver(ctx context.Context, p int, src Source, epoch func(seen uint64) uint64) (uint64, error)
 	// RecordEpochStarts makes the epoch starts of a take-over (partition
 	// -> epoch) durable in the map stores, one batch per store.

@@ -7,6 +7,8 @@ type metrics struct {
 	refused       prometheus.Counter
 	acquired      *prometheus.CounterVec
 	tableVersion  prometheus.Gauge
+	deltaSaved    prometheus.Counter
+	deltaSent     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -26,7 +28,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		tableVersion: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "stowage_partition_table_version", Help: "Version of the partition table this member has installed.",
 		}),
+		deltaSaved: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stowage_partition_delta_entries_saved_total",
+			Help: "Entries a fill or hand-over left out because the receiving member already held them (a delta against its copy).",
+		}),
+		deltaSent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stowage_partition_deltas_total",
+			Help: "Fills and hand-overs of a partition sent as a delta against the receiving member's copy.",
+		}),
 	}
-	reg.MustRegister(m.backupSeconds, m.refused, m.acquired, m.tableVersion)
+	reg.MustRegister(m.backupSeconds, m.refused, m.acquired, m.tableVersion, m.deltaSaved, m.deltaSent)
 	return m
 }

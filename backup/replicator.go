@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -142,6 +143,9 @@ func (r *Replicator) LocalSafeWhy() string {
 		}
 		if why := r.replicas[p].SafeWhy(rs); why != "" {
 			return why
+		}
+		if away := t.AwayFrom(p); len(away) > 0 {
+			return fmt.Sprintf("partition %d: backups %v, the slot of %v held for its return", p, rs[1:], away)
 		}
 	}
 	return ""

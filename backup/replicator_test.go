@@ -48,6 +48,8 @@ type testCluster struct {
 	publishMin int
 	// lease is the members' ProtocolConfig.Lease (0: none).
 	lease time.Duration
+	// grace is the members' ProtocolConfig.BackupGrace (0: none).
+	grace time.Duration
 }
 
 func newTestCluster(t *testing.T) *testCluster {
@@ -71,7 +73,7 @@ func (c *testCluster) add() *member {
 	m.tr = c.net.Transport(id)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
-		PublishMin: c.publishMin, Lease: c.lease, Timeout: longStop, Closed: errClosed, Logger: log})
+		PublishMin: c.publishMin, Lease: c.lease, BackupGrace: c.grace, Timeout: longStop, Closed: errClosed, Logger: log})
 	m.repl = backup.New(backup.Config{Protocol: m.proto, Holder: m.h, Workers: 2, Closed: errClosed, Logger: log})
 	m.proto.Serve()
 	c.members = append(c.members, m)

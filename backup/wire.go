@@ -13,6 +13,7 @@ const (
 	mStatus  = "status"  // what the callee holds of some partitions
 	mTake    = "take"    // new owner -> holder: hand the partitions over
 	mRelease = "release" // new owner -> old holders: drop your copy
+	mDigest  = "digest"  // owner -> backup: sum up your copy, for a delta fill
 )
 
 // Answer codes of those methods (transport failures are errors of the
@@ -23,6 +24,7 @@ const (
 	codeStale    = 3 // the caller's epoch or table is older than the callee's
 	codeFailed   = 4 // the call failed; Msg says why; nothing changed
 	codeNeedFill = 7 // a backup whose copy is not whole: fill it again
+	codeDelta    = 8 // a delta's receiver no longer has the copy it was made against: send it whole
 )
 
 // Ver is a mapstore.Version on the wire.
@@ -61,6 +63,9 @@ type MapPart struct {
 	// Pending lists the keys (K) whose latest write (R, the version) a
 	// write-behind map has not stored yet: a new owner stores them.
 	Pending []Entry `msgpack:"wb,omitempty"`
+	// Delta, when set, says Entries are those of some buckets only: the
+	// receiver keeps its own entries of the others (delta.go).
+	Delta *Delta `msgpack:"dl,omitempty"`
 }
 
 // PartData is one partition of every map a holder has.
@@ -121,6 +126,18 @@ type statusAns struct {
 
 type takeReq struct {
 	Parts []int `msgpack:"p"`
+	// Digests are, per partition, the asker's own copy summed up: the
+	// data comes as a delta against it (delta.go).
+	Digests map[int][]Digest `msgpack:"dg,omitempty"`
+}
+
+type digestReq struct {
+	P int `msgpack:"p"`
+}
+
+type digestAns struct {
+	Code int      `msgpack:"c"`
+	D    []Digest `msgpack:"d"`
 }
 
 type takeAns struct {

@@ -167,14 +167,16 @@ type tableMsg struct {
 	Since   []int64    `msgpack:"s"`
 	Joined  [][]int64  `msgpack:"j"`
 	Order   []string   `msgpack:"r,omitempty"`
+	Away    [][]string `msgpack:"a,omitempty"`
+	AwayOwn []string   `msgpack:"ao,omitempty"`
 }
 
 func (tm tableMsg) table() *partition.Table {
-	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined, Order: tm.Order}
+	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined, Order: tm.Order, Away: tm.Away, AwayOwner: tm.AwayOwn}
 }
 
 func tableOf(t *partition.Table) tableMsg {
-	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined, Order: t.Order}
+	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined, Order: t.Order, Away: t.Away, AwayOwn: t.AwayOwner}
 }
 
 // registerOwn registers the protocol's own methods.

@@ -56,7 +56,7 @@ func (pr *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 // install makes t the current table if it is newer, and hands it to the
 // layer above (onTable).
 func (pr *Protocol) install(t *partition.Table) bool {
-	if t == nil || len(t.Owners) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
+	if t == nil || len(t.Owners) != pr.count || len(t.Away) != 0 && len(t.Away) != pr.count || len(t.AwayOwner) != 0 && len(t.AwayOwner) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
 		return false
 	}
 	// Tables are installed one at a time, so that the layer above never
@@ -97,13 +97,17 @@ func (pr *Protocol) masterLoop() {
 		if pr.repair != nil {
 			pr.repair()
 		}
+		graceOver, stop := pr.graceTimer()
 		select {
 		case <-pr.ctx.Done():
+			stop()
 			return
 		case <-ch:
 		case <-pr.kick:
 		case <-tick.C:
+		case <-graceOver:
 		}
+		stop()
 	}
 }
 
@@ -114,6 +118,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		pr.mu.Lock()
 		pr.wasMstr = false
 		pr.mu.Unlock()
+		pr.away = awayState{}
 		return
 	}
 	cur, _ := pr.Table()
@@ -156,8 +161,8 @@ func (pr *Protocol) rebalance(ms []Member) {
 		b.Version = max(pushed, floor)
 		base = &b
 	}
-	next := partition.Assign(ids, pr.count, pr.replicas-1, base)
-	if cur != nil && floor <= cur.Version && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) {
+	next := partition.AssignHolding(ids, pr.count, pr.replicas-1, base, pr.awayMembers(cur, ms, time.Now()))
+	if cur != nil && floor <= cur.Version && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) && sameAway(next, cur) {
 		pr.publish(ms, cur)
 		return
 	}

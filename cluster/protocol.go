@@ -79,6 +79,9 @@ type Protocol struct {
 	wasMstr  bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
+	// The master's record of members away (away.go).
+	grace time.Duration
+	away  awayState
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -108,6 +111,11 @@ type ProtocolConfig struct {
 	// Lease is how long an owner serves after the others last confirmed
 	// its table (lease.go); 0 turns the lease off.
 	Lease time.Duration
+	// BackupGrace is how long the master holds the backup slots of a
+	// member that left without a graceful leave, for it to come back
+	// and be filled by a delta (away.go); 0 gives them to the others at
+	// once.
+	BackupGrace time.Duration
 	// Closed is the error waits return once the protocol stopped.
 	Closed error
 	Logger *slog.Logger
@@ -117,7 +125,7 @@ type ProtocolConfig struct {
 // its loops.
 func NewProtocol(cfg ProtocolConfig) *Protocol {
 	d := &Protocol{log: cfg.Logger, view: cfg.View, tr: cfg.Transport, self: cfg.View.Self().ID, count: cfg.Partitions, replicas: cfg.Replicas,
-		startMin: max(1, cfg.StartMin), publishMin: cfg.PublishMin, timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, tabCh: make(chan struct{}),
+		startMin: max(1, cfg.StartMin), publishMin: cfg.PublishMin, timeout: cfg.Timeout, closed: cfg.Closed, leaseFor: cfg.Lease, grace: cfg.BackupGrace, tabCh: make(chan struct{}),
 		addrs: map[string]string{}, live: map[string]bool{}, down: map[string]time.Time{}, seen: map[string]bool{}, batchers: map[batchKey]*batcher{},
 		kick: make(chan struct{}, 1), fetch: make(chan string, 16), methods: map[string]method{}}
 	if d.log == nil {

@@ -170,8 +170,10 @@ func needFill(format string, args ...any) error {
 // tv: install puts the data in place (a partial fill brings some maps
 // only, onto a backup that is already filled at that epoch). An owner
 // (active or acquiring) refuses; a partial fill onto a copy that is not
-// this owner's filled backup is refused with NeedFill.
-func (r *Replica) Fill(epoch uint64, tv int64, partial bool, install func()) error {
+// this owner's filled backup is refused with NeedFill. An install that
+// fails must have changed nothing; its error is returned and the replica
+// stays as it was.
+func (r *Replica) Fill(epoch uint64, tv int64, partial bool, install func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -180,7 +182,9 @@ func (r *Replica) Fill(epoch uint64, tv int64, partial bool, install func()) err
 	case partial && (r.st != Backup || r.epoch != epoch || !r.synced):
 		return needFill("partition %d: partial fill of epoch %d onto %s at epoch %d", r.id, epoch, r.st, r.epoch)
 	}
-	install()
+	if err := install(); err != nil {
+		return err
+	}
 	if !partial {
 		// A full fill from the owner the newest table names is taken
 		// whatever this member held: that owner serves the partition.

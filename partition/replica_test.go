@@ -155,11 +155,11 @@ func TestReplicaBackupFillAndApply(t *testing.T) {
 		t.Fatalf("record before a fill: %v, want NeedFill", err)
 	}
 	// A partial fill needs a whole copy first.
-	if err := r.Fill(5, 3, true, func() { t.Fatal("partial fill installed onto an unfilled backup") }); !needFill(err) {
+	if err := r.Fill(5, 3, true, func() error { t.Fatal("partial fill installed onto an unfilled backup"); return nil }); !needFill(err) {
 		t.Fatalf("partial fill first: %v, want NeedFill", err)
 	}
 	installed := false
-	if err := r.Fill(5, 3, false, func() { installed = true }); err != nil || !installed {
+	if err := r.Fill(5, 3, false, func() error { installed = true; return nil }); err != nil || !installed {
 		t.Fatalf("full fill: %v, installed %v", err, installed)
 	}
 	if err := r.ApplyBackup(5, 3, false, apply); err != nil || applied != 1 {
@@ -192,7 +192,7 @@ func TestReplicaOwnerRefusesFill(t *testing.T) {
 	r := newReplica(t)
 	activate(t, r, 1, 1<<20)
 	var re *partition.RefusedError
-	if err := r.Fill(1, 1, false, func() { t.Fatal("an owner installed a fill") }); !errors.As(err, &re) || re.NeedFill {
+	if err := r.Fill(1, 1, false, func() error { t.Fatal("an owner installed a fill"); return nil }); !errors.As(err, &re) || re.NeedFill {
 		t.Fatalf("fill onto an owner: %v, want a stale refusal", err)
 	}
 }
@@ -201,7 +201,7 @@ func TestReplicaAbandonedAcquisition(t *testing.T) {
 	r := newReplica(t)
 	var c calls
 	r.OnTable(table(1, 1, 1, "o", "a"), "a", c.drop, c.release)
-	if err := r.Fill(3, 1, false, func() {}); err != nil {
+	if err := r.Fill(3, 1, false, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// Promoted, then given to another member before the take-over ended.

@@ -29,6 +29,34 @@ type Table struct {
 	// live one is the master (see AdmitOrder). A member's claimed start
 	// time ranks it only against members no table has admitted yet.
 	Order []string
+	// Away is, per partition (nil when none), the members that left the
+	// replica set without a graceful leave and whose slot is held for
+	// their return (AssignHolding): the partition runs with fewer
+	// backups meanwhile, and is not safe.
+	Away [][]string
+	// AwayOwner is, per partition (nil when none), the member of Away
+	// that owned the partition when it left ("" when none did): back in
+	// time, it owns the partition again, so that ownership and backups
+	// return to where they were instead of being balanced anew.
+	AwayOwner []string
+}
+
+// AwayOwnerOf returns the member away that owned partition p when it
+// left, or "".
+func (t *Table) AwayOwnerOf(p int) string {
+	if p < 0 || p >= len(t.AwayOwner) {
+		return ""
+	}
+	return t.AwayOwner[p]
+}
+
+// AwayFrom returns the members whose slot in partition p's replica set
+// is held for their return.
+func (t *Table) AwayFrom(p int) []string {
+	if p < 0 || p >= len(t.Away) {
+		return nil
+	}
+	return t.Away[p]
 }
 
 // AdmitOrder returns prev's Order followed by the members it does not
@@ -140,6 +168,22 @@ func (t *Table) Validate() error {
 // The result's Version is prev.Version+1 (1 without prev). With no members
 // every replica set is empty.
 func Assign(members []string, partitions, backups int, prev *Table) *Table {
+	return AssignHolding(members, partitions, backups, prev, nil)
+}
+
+// AssignHolding is Assign that holds the replica slots of members that
+// are gone but may come back (away: members prev names, in a replica set
+// or in Away, that left without a graceful leave, within their grace
+// period), as Elasticsearch delays the allocation of a departed node's
+// replicas: a partition such a member owned is owned by its first live
+// backup at once (availability does not wait), but the slots it held are
+// not given to other members; the partition runs with fewer backups, and
+// the slots are in the new table's Away. A member of away that is back
+// among members takes its slots again, as a backup placed after the
+// others (its copy is filled again, by a delta where it still holds
+// one); one left out of away (its grace ran out) loses them, and they are
+// filled as Assign fills any gap.
+func AssignHolding(members []string, partitions, backups int, prev *Table, away []string) *Table {
 	n := len(members)
 	t := &Table{Version: 1, Owners: make([][]string, partitions)}
 	if prev != nil {
@@ -186,10 +230,24 @@ func Assign(members []string, partitions, backups int, prev *Table) *Table {
 		}
 		return t
 	}
-	a := newAssigner(members, partitions, r, prev)
+	a := newAssigner(members, partitions, r, prev, away)
 	a.owners()
 	a.backups()
 	t.Owners = a.sets
+	for p, h := range a.held {
+		if len(h) > 0 {
+			if t.Away == nil {
+				t.Away = make([][]string, partitions)
+			}
+			t.Away[p] = h
+		}
+		if a.heldOwner[p] != "" {
+			if t.AwayOwner == nil {
+				t.AwayOwner = make([]string, partitions)
+			}
+			t.AwayOwner[p] = a.heldOwner[p]
+		}
+	}
 	t.Since = make([]int64, partitions)
 	t.Joined = make([][]int64, partitions)
 	for p, rs := range t.Owners {
@@ -213,13 +271,16 @@ type assigner struct {
 	index   map[string]int // member -> position in join order
 	r       int
 	sets    [][]string
-	kept    []bool // the partition's owner is the one prev had
-	moved   []bool // owners moved the partition off a live owner, now its first backup
+	held    [][]string // slots held for members away (AssignHolding)
+	// heldOwner: the member of held that owned the partition when it left.
+	heldOwner []string
+	kept      []bool // the partition's owner is the one prev had
+	moved     []bool // owners moved the partition off a live owner, now its first backup
 }
 
-func newAssigner(members []string, partitions, r int, prev *Table) *assigner {
+func newAssigner(members []string, partitions, r int, prev *Table, away []string) *assigner {
 	a := &assigner{members: members, index: make(map[string]int, len(members)), r: r,
-		sets: make([][]string, partitions), kept: make([]bool, partitions), moved: make([]bool, partitions)}
+		sets: make([][]string, partitions), held: make([][]string, partitions), heldOwner: make([]string, partitions), kept: make([]bool, partitions), moved: make([]bool, partitions)}
 	for i, m := range members {
 		if _, dup := a.index[m]; !dup {
 			a.index[m] = i
@@ -232,11 +293,31 @@ func newAssigner(members []string, partitions, r int, prev *Table) *assigner {
 		}
 		rs := make([]string, 0, r)
 		seen := map[string]bool{}
-		for _, m := range old {
-			if _, live := a.index[m]; live && !seen[m] {
-				seen[m] = true
+		// A member back from away takes its slot after the live ones.
+		for _, m := range append(slices.Clone(old), prev.AwayFrom(p)...) {
+			_, live := a.index[m]
+			switch {
+			case seen[m]:
+			case live:
 				rs = append(rs, m)
+			case slices.Contains(away, m):
+				a.held[p] = append(a.held[p], m)
 			}
+			seen[m] = true
+		}
+		// A held slot only keeps another member out of a gap: it never
+		// puts a live replica out (the set shrank with the members).
+		a.held[p] = a.held[p][:min(len(a.held[p]), max(0, r-max(1, len(rs))))]
+		switch o := prev.AwayOwnerOf(p); {
+		case len(old) > 0 && slices.Contains(a.held[p], old[0]):
+			a.heldOwner[p] = old[0] // the owner left now
+		case slices.Contains(a.held[p], o):
+			a.heldOwner[p] = o // still away
+		case o != "" && slices.Contains(rs, o) && rs[0] != o:
+			// Back: it owns the partition again; the member that owned it
+			// meanwhile is its first backup, as it was before.
+			rs = append([]string{o}, slices.DeleteFunc(rs, func(m string) bool { return m == o })...)
+			a.moved[p] = true
 		}
 		// Promotion: the first live replica is the owner.
 		a.kept[p] = len(old) > 0 && len(rs) > 0 && rs[0] == old[0]
@@ -299,7 +380,12 @@ func (a *assigner) owners() {
 				if !took {
 					continue
 				}
-			} else {
+			} else if !a.holding() {
+				// While a slot is held for a member away, ownership moves
+				// only within replica sets: the owners it promoted hold
+				// more than their share until it is back (or its grace ran
+				// out), and a move now would copy data to a member that
+				// holds none, to be moved back on the return.
 				count[rs[0]]--
 				free = append(free, p)
 			}
@@ -361,8 +447,8 @@ func (a *assigner) backups() {
 	n := len(a.members)
 	load := make(map[string]int, n)
 	for p, rs := range a.sets {
-		if len(rs) > a.r {
-			rs = rs[:a.r]
+		if len(rs) > a.size(p) {
+			rs = rs[:a.size(p)]
 			a.sets[p] = rs
 		}
 		for _, m := range rs[1:] {
@@ -372,7 +458,7 @@ func (a *assigner) backups() {
 	// Fill the gaps (a backup left, or the replica count grew) with the
 	// members backing up the fewest partitions.
 	for p, rs := range a.sets {
-		for len(rs) < a.r {
+		for len(rs) < a.size(p) {
 			best := a.leastLoaded(rs, load)
 			if best == "" {
 				break
@@ -382,7 +468,24 @@ func (a *assigner) backups() {
 		}
 		a.sets[p] = rs
 	}
+	if a.holding() {
+		// Backups stay where they are while slots are held: a member
+		// away leaves the loads uneven, and evening them out would copy
+		// partitions that go back once it returns.
+		return
+	}
 	a.rebalanceBackups(load)
+}
+
+// holding reports whether a slot is held for a member away.
+func (a *assigner) holding() bool {
+	return slices.ContainsFunc(a.held, func(h []string) bool { return len(h) > 0 })
+}
+
+// size is how many live replicas partition p gets: r less the slots held
+// for members away.
+func (a *assigner) size(p int) int {
+	return max(1, a.r-len(a.held[p]))
 }
 
 // rebalanceBackups moves backups from the most loaded members to the
@@ -395,7 +498,10 @@ func (a *assigner) backups() {
 // demoted owner stays the first backup: it holds the data.
 func (a *assigner) rebalanceBackups(load map[string]int) {
 	n := len(a.members)
-	slots := len(a.sets) * (a.r - 1)
+	slots := 0
+	for p := range a.sets {
+		slots += a.size(p) - 1
+	}
 	if n < 2 || slots == 0 {
 		return
 	}

@@ -47,12 +47,21 @@ type Options struct {
 	Logger *slog.Logger
 	// Step, if set, is told of each step once it converged.
 	Step func(Step)
+	// Grace is the members' stowage.Options.BackupGrace: the "cut and
+	// back" step's member gets its slots back; the failure steps then
+	// converge only once the grace ran out.
+	Grace time.Duration
+	// NoFailures ends the run after the "cut and back" step.
+	NoFailures bool
 }
 
 // Step is what one membership change cost.
 type Step struct {
 	// What happened: "join", "fail" (a member stopped, as by SIGKILL),
-	// "fail 3" (three at once), "kill master".
+	// "fail 3" (three at once), "kill master", "cut and back" (a member
+	// cut off from the others until they serve without it, then back;
+	// Owners and Copies compare the tables before the cut and after the
+	// return).
 	What string
 	// Members is the cluster's size after the step.
 	Members int
@@ -185,7 +194,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	res.HeapPerMember = int64(ms.HeapInuse) / int64(o.Members)
-	st, err := s.change(ctx, "kill master", func() error { return s.kill(s.live()[0]) })
+	st, err := s.change(ctx, "cut and back", func() error { return s.cutAndBack(ctx) })
+	if err != nil {
+		w.stop()
+		return res, err
+	}
+	record(st)
+	if o.NoFailures {
+		w.stop()
+		res.Acked, res.Failed = w.acked.Load(), w.failed.Load()
+		lost, err := w.verify(ctx, s)
+		res.Lost = lost
+		return res, err
+	}
+	st, err = s.change(ctx, "kill master", func() error { return s.kill(s.live()[0]) })
 	if err != nil {
 		w.stop()
 		return res, err
@@ -242,7 +264,7 @@ func (s *sim) add(ctx context.Context) (*member, error) {
 	m.view.Set(append(all, self)...)
 	openFS := func(context.Context, fsbackend.Properties) (fsbackend.FS, error) { return noClose{s.fs}, nil }
 	n, err := stowage.Open(ctx, stowage.Options{Config: s.config(), Logger: s.o.Logger.With("member", id),
-		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr, OpenFS: openFS}})
+		TestHooks: &testhook.Hooks{View: m.view, Transport: m.tr, OpenFS: openFS}, BackupGrace: s.o.Grace})
 	if err != nil {
 		m.tr.Close()
 		return nil, fmt.Errorf("sim: start %s: %w", id, err)
@@ -289,6 +311,47 @@ func (s *sim) fail(k int) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// cutAndBack cuts a member from the middle of the join order off from
+// the others (their views lose it, the network drops every call; its own
+// view keeps them, as split-brain protection would keep it from acting
+// alone: the simulated map has none), waits until the others serve
+// without it (with a grace, its slots held; without, given to others),
+// then heals the cut.
+func (s *sim) cutAndBack(ctx context.Context) error {
+	live := s.live()
+	x := live[len(live)/2]
+	s.net.Isolate(x.id)
+	s.mu.Lock()
+	s.members = slices.DeleteFunc(s.members, func(m *member) bool { return m == x })
+	s.mu.Unlock()
+	s.publish()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok := true
+		others := s.live()
+		for _, m := range others {
+			pt := m.node.PartitionTable()
+			for _, rs := range pt.Replicas {
+				ok = ok && !slices.Contains(rs, x.id)
+			}
+			ok = ok && pt.Version == others[0].node.PartitionTable().Version && m.node.Loaded()
+		}
+		if ok {
+			break
+		}
+		time.Sleep(2 * time.Millisecond) // polling interval
+	}
+	s.net.HealAll()
+	s.mu.Lock()
+	s.members = append(s.members, x)
+	slices.SortFunc(s.members, func(a, b *member) int { return a.self.Started.Compare(b.self.Started) })
+	s.mu.Unlock()
+	s.publish()
 	return nil
 }
 

@@ -66,3 +66,36 @@ func TestGossipMeasured(t *testing.T) {
 		t.Fatalf("membership traffic %.0f B/s per member: not what 10 members probing each other send", perMember)
 	}
 }
+
+// With a backup grace, the member cut off and back takes its replica
+// slots again: next to nothing is copied to a member that was not a
+// replica of the partition before the cut (without the grace, about the
+// member's share of slots, 54 at 10 members, is).
+func TestSimulationCutWithinGrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10-member simulation")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := sim.Run(ctx, sim.Options{Members: 10, Quiet: 50 * time.Millisecond, Grace: time.Minute, NoFailures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := false
+	for _, st := range res.Steps {
+		if st.What != "cut and back" {
+			continue
+		}
+		cut = true
+		t.Logf("cut and back at %d members: converged in %v, %d owners moved, %d copies", st.Members, st.Converge.Round(time.Millisecond), st.Owners, st.Copies)
+		if share := 271 * 2 / st.Members; st.Copies*10 > share {
+			t.Errorf("cut and back within the grace copied %d replicas to members that did not hold them", st.Copies)
+		}
+	}
+	if !cut {
+		t.Fatal("no cut and back step")
+	}
+	if res.Lost != 0 {
+		t.Fatalf("%d of %d acknowledged keys lost", res.Lost, res.Acked)
+	}
+}

@@ -28,6 +28,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	port := fl.Int("port", 0, "member port (overrides hazelcast.yaml network.port)")
 	verbose := fl.Bool("v", false, "log at debug level")
 	leave := fl.Duration("leave-timeout", 60*time.Second, "on SIGTERM, how long to wait for the partitions to be handed over before stopping")
+	grace := fl.Duration("backup-grace", 0, "how long the master holds the backup slots of a member that failed or was cut off, for it to come back and be brought up to date by deltas (0: give them to the others at once)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -51,7 +52,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log})
+	if *grace < 0 {
+		return fmt.Errorf("--backup-grace %v is negative", *grace)
+	}
+	node, err := stowage.Open(ctx, stowage.Options{Config: cfg, Logger: log, BackupGrace: *grace})
 	if err != nil {
 		return err
 	}

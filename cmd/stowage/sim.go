@@ -36,6 +36,12 @@ type simSummary struct {
 	Acked        int64         `json:"writes_acked"`
 	Lost         int64         `json:"writes_lost"`
 	FailedWrites int64         `json:"writes_failed"`
+	// The "cut and back" step: from the cut to the cluster safe with the
+	// member back, and the owners and replica slots that differ from
+	// the table before the cut.
+	CutConverge time.Duration `json:"cut_back_converge_ns"`
+	CutOwners   int           `json:"cut_back_owners_moved"`
+	CutCopies   int           `json:"cut_back_copies"`
 }
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,6 +51,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	backups := fl.Int("backups", 1, "sync backups of the simulated map")
 	writers := fl.Int("writers", 4, "writers running throughout")
 	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	noFail := fl.Bool("no-failures", false, "stop after the cut and back step (with --backup-grace, the failures would each wait for the grace)")
+	grace := fl.Duration("backup-grace", 0, "the members' backup grace (stowage node --backup-grace): the cut member gets its slots back; failures then converge only once it ran out")
 	gossipOnly := fl.Bool("gossip-only", false, "measure only the memberlist members' traffic")
 	settle := fl.Duration("gossip-settle", 15*time.Second, "how long the memberlist members run before their traffic is counted (the news of their joins dies down)")
 	gossip := fl.Duration("gossip-window", 35*time.Second, "also run N real memberlist members on 127.0.0.1 and count their traffic over this window (0: skip); it should cover a push/pull interval (30 s)")
@@ -61,14 +69,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !*asJSON {
-		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\ttable+lease B/s/member\tgossip B/s/member\theap/member\tacked\tlost\t")
+		fmt.Fprintln(tw, "members\tjoin p50\tjoin max\tcopies/least\tnew master\tmaster fail-over\tfail p50\tfail max\tcut+back\tcut+back owners/copies\ttable+lease B/s/member\tgossip B/s/member\theap/member\tacked\tlost\t")
 	}
 	for _, n := range ns {
 		fmt.Fprintf(stderr, "simulating %d members...\n", n)
 		var res sim.Result
 		var err error
 		if !*gossipOnly {
-			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers}); err != nil {
+			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers, Grace: *grace, NoFailures: *noFail}); err != nil {
 				return err
 			}
 		}
@@ -84,8 +92,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			continue
 		}
 		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%.0f+%.0f\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
-			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), s.TablePer, s.LeasePer, s.GossipPer, s.HeapPer>>10, s.Acked, s.Lost)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.0f+%.0f\t%.0f\t%d KiB\t%d\t%d\t\n", s.Members, ms(s.JoinP50), ms(s.JoinMax), s.WorstCopies,
+			ms(s.NewMaster), ms(s.MasterDone), ms(s.FailP50), ms(s.FailMax), ms(s.CutConverge), s.CutOwners, s.CutCopies, s.TablePer, s.LeasePer, s.GossipPer, s.HeapPer>>10, s.Acked, s.Lost)
 		if s.Lost != 0 {
 			return fmt.Errorf("%d members: %d acknowledged writes lost", n, s.Lost)
 		}
@@ -109,6 +117,8 @@ func summarize(n int, res sim.Result) simSummary {
 			}
 		case st.What == "kill master":
 			s.NewMaster, s.MasterDone = st.NewMaster, st.Converge
+		case st.What == "cut and back":
+			s.CutConverge, s.CutOwners, s.CutCopies = st.Converge, st.Owners, st.Copies
 		default:
 			fails = append(fails, st.Converge)
 		}

@@ -63,6 +63,8 @@ type Config struct {
 	OpTimeout time.Duration
 	// Lease is the owner's lease (lease.go); 0 turns it off.
 	Lease time.Duration
+	// BackupGrace is cluster.ProtocolConfig.BackupGrace.
+	BackupGrace time.Duration
 	// LoadWorkers is how many partitions load in parallel (default: 2x
 	// CPUs).
 	LoadWorkers int
@@ -135,7 +137,7 @@ func New(cfg Config) *Engine {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{
 		View: cfg.View, Transport: cfg.Transport, Partitions: n.parts, Replicas: cfg.Replicas, StartMin: cfg.StartMin, PublishMin: cfg.PublishMin,
-		Timeout: cfg.OpTimeout, Lease: cfg.Lease, Closed: ErrClosed, Logger: cfg.Logger,
+		Timeout: cfg.OpTimeout, Lease: cfg.Lease, BackupGrace: cfg.BackupGrace, Closed: ErrClosed, Logger: cfg.Logger,
 	})
 	n.repl = backup.New(backup.Config{Protocol: n.proto, Holder: holder{n}, Workers: cfg.LoadWorkers, Closed: ErrClosed,
 		Logger: cfg.Logger, Registerer: cfg.Registerer})

@@ -317,10 +317,15 @@ func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 	return mp
 }
 
-// replace installs a map partition received from another member.
-func (c *heldMap) replace(p *fragment, mp backup.MapPart) {
-	entries := make(map[string]entry, len(mp.Entries))
+// replace installs a map partition received from another member. For a
+// delta, keep are this member's own entries of the buckets it does not
+// redo (deltaKeep); replace adds them.
+func (c *heldMap) replace(p *fragment, mp backup.MapPart, keep map[string]entry) {
+	entries := make(map[string]entry, len(mp.Entries)+len(keep))
 	now := nowNanos()
+	for k, e := range keep {
+		entries[k] = e
+	}
 	for _, e := range mp.Entries {
 		entries[string(e.K)] = c.stamp(entry{val: e.V, ver: e.R.Version(), exp: e.X}, now)
 	}

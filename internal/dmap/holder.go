@@ -77,7 +77,7 @@ func (h holder) ReleaseStores(p int) {
 
 // PrepareFill holds the maps data names and returns the step that
 // installs them (under the replica's lock).
-func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial bool) (func(), error) {
+func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial bool) (func() error, error) {
 	p := data.P
 	named := map[string]*heldMap{}
 	for _, mp := range data.Maps {
@@ -88,7 +88,11 @@ func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial b
 		named[mp.Map] = c
 	}
 	held := h.n.heldMaps()
-	return func() {
+	return func() error {
+		keeps, err := deltaKeeps(named, &data)
+		if err != nil {
+			return err
+		}
 		if !partial {
 			for _, c := range held {
 				if named[c.name] == nil {
@@ -99,12 +103,24 @@ func (h holder) PrepareFill(ctx context.Context, data backup.PartData, partial b
 		for _, mp := range data.Maps {
 			c := named[mp.Map]
 			pt := c.parts[p]
-			c.replace(pt, mp)
+			c.replace(pt, mp, keeps[mp.Map])
 			pt.mu.Lock()
 			pt.filled, pt.ready, pt.loaded = true, false, false
 			pt.mu.Unlock()
 		}
+		return nil
 	}, nil
+}
+
+// Digest sums up partition p of every map held here.
+func (h holder) Digest(p int) []backup.Digest {
+	var out []backup.Digest
+	for _, c := range h.n.heldMaps() {
+		if d := c.digest(c.parts[p]); d != nil {
+			out = append(out, *d)
+		}
+	}
+	return out
 }
 
 // PrepareApply holds rec's map and returns the step that applies rec to
@@ -137,6 +153,17 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 			}
 		}
 	}
+	var keeps map[string]map[string]entry
+	if src.Data != nil {
+		named := make(map[string]*heldMap, len(held))
+		for _, c := range held {
+			named[c.name] = c
+		}
+		var err error
+		if keeps, err = deltaKeeps(named, src.Data); err != nil {
+			return 0, err
+		}
+	}
 	var seen uint64
 	fromStore := map[*heldMap]bool{}
 	for _, c := range held {
@@ -159,7 +186,7 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 			}
 		case src.Data != nil:
 			if mp := have[c.name]; mp != nil {
-				c.replace(pt, *mp)
+				c.replace(pt, *mp, keeps[mp.Map])
 				pt.mu.Lock()
 				pt.loaded = true
 				pt.mu.Unlock()

@@ -23,6 +23,20 @@ func (e *Engine) Table() (version int64, owners [][]string) {
 	return t.Version, owners
 }
 
+// TableAway returns, per partition, the members whose replica slot the
+// table holds for their return (nil when it holds none).
+func (e *Engine) TableAway() [][]string {
+	t, _ := e.proto.Table()
+	if t == nil || len(t.Away) == 0 {
+		return nil
+	}
+	away := make([][]string, len(t.Away))
+	for p, a := range t.Away {
+		away[p] = slices.Clone(a)
+	}
+	return away
+}
+
 // TakeOvers returns the last take-overs of this member, oldest first.
 func (e *Engine) TakeOvers() []backup.TakeOver { return e.repl.TakeOvers() }
 
