@@ -9,7 +9,11 @@ import (
 )
 
 // DeleteCheckpoint implements Storage: every file of the job's directory
-// goes, temporary leftovers included. The job reads as deleted from the
+// goes, temporary leftovers included. Where the back end's recursive
+// delete is atomic (fsbackend.RemovesAtomically: HDFS, one NameNode
+// transaction), that one call is the whole deletion: the job is there or
+// gone, whatever stops it, and needs no marker. Elsewhere the job reads
+// as deleted from the
 // moment its markers are durable: the "deleting" file in its latest
 // directory (seen by the listing every lookup starts with) and the
 // job's file in the namespace's deletion directory (seen by every
@@ -35,6 +39,15 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 		return s.wrap("delete", jobID, err)
 	}
 	defer unlock()
+	if s.atomicRm {
+		if err := fsbackend.RemoveAll(ctx, s.dfs, jobID); err != nil {
+			return s.wrap("delete", jobID, err)
+		}
+		// A deletion mark left by an earlier deletion that stopped is
+		// removed by resume, before this call, or by the next store of
+		// the job; beside no job it hides nothing.
+		return nil
+	}
 	marked, err := s.markJob(ctx, jobID)
 	if err != nil || !marked || s.removeJobLater(jobID) {
 		return err
@@ -42,8 +55,13 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 	return s.removeJob(ctx, jobID)
 }
 
-// deleteJob deletes the job; the caller holds its lock.
+// deleteJob deletes the job, a deletion of which stopped midway; the
+// caller holds its lock. Where the recursive delete is atomic, the
+// deletion mark goes after it.
 func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
+	if s.atomicRm {
+		return s.removeJob(ctx, job)
+	}
 	marked, err := s.markJob(ctx, job)
 	if err != nil || !marked {
 		return err

@@ -23,6 +23,7 @@ type FileStorage struct {
 	deferred bool         // directory entries need SyncDir to be durable
 	syncRoot func(ctx context.Context, dir string) error
 	rename   bool         // the back end renames atomically
+	atomicRm bool         // the back end's recursive delete is atomic: a job delete needs no markers
 	owned    fsbackend.FS // closed by Close when the storage opened it
 	ns       string       // namespace, "/a/b/" form
 	nsDir    string       // namespace as a directory of the FS, "" for the root
@@ -93,7 +94,8 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	}
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
-		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
+		atomicRm: fsbackend.RemovesAtomically(opts.FS),
+		ns:       ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage,
 		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
 	}
 	if r, ok := dsub.(fsbackend.Recycler); ok && deferred && s.rename {

@@ -280,7 +280,9 @@ func hpath(name string) string { return "/" + name }
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities {
-	return fsbackend.Capabilities{DurableAppend: false, AtomicRename: true, ConditionalCreate: true}
+	// A recursive delete is one NameNode transaction: the directory's
+	// tree leaves the namespace at once, its blocks are freed after.
+	return fsbackend.Capabilities{DurableAppend: false, AtomicRename: true, ConditionalCreate: true, AtomicRemoveAll: true}
 }
 
 // Create implements fsbackend.FS: missing parents are made first, and the
