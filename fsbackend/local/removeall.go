@@ -7,14 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
 // RemoveAll implements fsbackend.DirRemover: one recursive unlink of the
-// directory's tree, then one sync of its parent, which makes the
-// directory's removal, and with it every file below, durable. A symbolic
-// link in the tree is removed, never followed.
+// directory's tree (removeTree), then one sync of its parent, which makes
+// the directory's removal, and with it every file below, durable. A
+// symbolic link in the tree is removed, never followed.
 func (f *FS) RemoveAll(ctx context.Context, dir string) error {
 	return f.removeAll(ctx, dir, false)
 }
@@ -47,7 +48,7 @@ func (f *FS) removeAll(ctx context.Context, dir string, deferred bool) error {
 		}
 	}
 	f.dirMu.Unlock()
-	if err := os.RemoveAll(p); err != nil {
+	if err := removeTree(ctx, p); err != nil {
 		return err
 	}
 	if deferred {
@@ -57,3 +58,102 @@ func (f *FS) removeAll(ctx context.Context, dir string, deferred bool) error {
 }
 
 var _ fsbackend.DirRemover = (*FS)(nil)
+
+// unlinkers is how many files removeTree unlinks at a time. Unlinking a
+// file whose blocks are allocated (every synced file) frees them in the
+// call, and on a file system mounted with discard the call waits for the
+// device to discard them: about 0.15 ms a file on a virtio disk, where a
+// file whose data was never written out costs a tenth of that. Unlinks in
+// flight side by side overlap those waits (the directory's lock is held
+// only for the entry's removal, not the freeing): eight unlinked 2,000
+// synced 4 KiB files 2.5-3x faster than one at a time on such a disk.
+const unlinkers = 8
+
+// removeTree removes the directory p and everything below it, as
+// os.RemoveAll does, but unlinks the files of each directory with
+// unlinkers goroutines: the listing first, then the files, then the
+// emptied directories, deepest first. Anything left (entries made
+// meanwhile) goes through os.RemoveAll at the end. Symbolic links are
+// removed, never followed.
+func removeTree(ctx context.Context, p string) error {
+	var files, dirs []string
+	var walk func(d string) error
+	walk = func(d string) error {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		dirs = append(dirs, d)
+		for _, e := range ents {
+			c := filepath.Join(d, e.Name())
+			if e.IsDir() {
+				if err := walk(c); err != nil {
+					return err
+				}
+				continue
+			}
+			files = append(files, c)
+		}
+		return nil
+	}
+	if err := walk(p); err != nil {
+		return err
+	}
+	if err := unlinkAll(ctx, files); err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			break // not empty: os.RemoveAll below takes what is left
+		}
+	}
+	return os.RemoveAll(p)
+}
+
+// unlinkAll unlinks the files, up to unlinkers at a time; a file that is
+// gone already is no error. It stops early when ctx ends.
+func unlinkAll(ctx context.Context, files []string) error {
+	n := min(unlinkers, len(files))
+	if n <= 1 {
+		for _, f := range files {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
+	var (
+		wg    sync.WaitGroup
+		next  = make(chan string)
+		errMu sync.Mutex
+		first error
+	)
+	for range n {
+		wg.Go(func() {
+			for f := range next {
+				if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errMu.Lock()
+					if first == nil {
+						first = err
+					}
+					errMu.Unlock()
+				}
+			}
+		})
+	}
+	for _, f := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- f
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
