@@ -108,12 +108,17 @@
 // unlinked by a background goroutine that Close waits for, and Close
 // deletes the spares. Elsewhere every call is durable when it returns.
 //
+// Where the back end's recursive delete is atomic (HDFS: one NameNode
+// transaction; fsbackend.RemovesAtomically), DeleteCheckpoint is that one
+// call on the job's directory: the job is wholly there or wholly gone,
+// whatever stops the call, so it needs no marker. Elsewhere (the local
+// disk unlinks files one by one, object stores delete them in batches)
 // DeleteCheckpoint writes and syncs the "deleting" marker in the job's
 // latest directory and the job's mark in the namespace's deletion
 // directory (..deleting/), empties the latest directory but for its
 // marker, removes the job's directory with one recursive delete where the
-// back end has one (fsbackend.RemoveAll: one request on HDFS, batches on
-// S3 and OSS) and syncs its parent once, and removes the mark last. On the
+// back end has one (fsbackend.RemoveAll: batches on S3 and OSS; on the
+// local disk eight unlinks at a time) and syncs its parent once, and removes the mark last. On the
 // local disk the call returns once the job is marked and the removal runs
 // in the background (WaitBackground and Close wait for it). Lookups treat
 // a job with either mark as having no checkpoints, so a deletion that
