@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 )
@@ -48,11 +50,45 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 		// the job; beside no job it hides nothing.
 		return nil
 	}
+	switch err := s.trashJob(ctx, jobID); {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fsbackend.ErrUnsupported):
+		return err
+	}
 	marked, err := s.markJob(ctx, jobID)
 	if err != nil || !marked || s.removeJobLater(jobID) {
 		return err
 	}
 	return s.removeJob(ctx, jobID)
+}
+
+// trashJob deletes the job by renaming its directory into the trash
+// directory under a new name, one atomic and durable step after which no
+// lookup finds the job, and leaves the unlinking of its files to the
+// background (at once when the queue is full or the storage closed). It
+// is the local disk's way (syncs deferred, fsbackend.DirRenamer): no
+// marker to write and sync, and no sync after the unlinking. It fails
+// with fsbackend.ErrUnsupported elsewhere. The caller holds the job's
+// lock.
+func (s *FileStorage) trashJob(ctx context.Context, job string) error {
+	r, ok := s.fs.(fsbackend.DirRenamer)
+	if !ok || !s.deferred {
+		return fsbackend.ErrUnsupported
+	}
+	trash := fmt.Sprintf("%s/%d-%d", trashDir, time.Now().UnixNano(), s.trashSeq.Add(1))
+	switch err := r.RenameDir(ctx, job, trash); {
+	case errors.Is(err, fsbackend.ErrNotExist):
+		return nil // no job directory: nothing to delete
+	case err != nil:
+		if errors.Is(err, fsbackend.ErrUnsupported) {
+			return err
+		}
+		return s.wrap("delete", job, err)
+	}
+	s.takeSpare(job) // it went with the job's directory
+	s.emptyTrashLater(trash)
+	return nil
 }
 
 // deleteJob deletes the job, a deletion of which stopped midway; the

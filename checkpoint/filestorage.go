@@ -41,8 +41,9 @@ type FileStorage struct {
 	spareMu  sync.Mutex
 	spare    map[string]string // job: a retired checkpoint file kept to be written over
 
-	resumeMu sync.Mutex  // one resume at a time
-	resumed  atomic.Bool // interrupted job deletions were looked for
+	resumeMu sync.Mutex   // one resume at a time
+	resumed  atomic.Bool  // interrupted job deletions were looked for
+	trashSeq atomic.Int64 // tells apart the trash names made in one nanosecond
 
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions

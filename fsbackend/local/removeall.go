@@ -66,8 +66,9 @@ var _ fsbackend.DirRemover = (*FS)(nil)
 // file whose data was never written out costs a tenth of that. Unlinks in
 // flight side by side overlap those waits (the directory's lock is held
 // only for the entry's removal, not the freeing): eight unlinked 2,000
-// synced 4 KiB files 2.5-3x faster than one at a time on such a disk.
-const unlinkers = 8
+// synced 4 KiB files 2.5-3x faster than one at a time on such a disk, and
+// with the disk shared by other work sixteen 1,000 of them 2-5x faster.
+const unlinkers = 16
 
 // removeTree removes the directory p and everything below it, as
 // os.RemoveAll does, but unlinks the files of each directory with
@@ -157,3 +158,48 @@ func unlinkAll(ctx context.Context, files []string) error {
 	}
 	return ctx.Err()
 }
+
+// RenameDir implements fsbackend.DirRenamer: one rename(2) of the
+// directory, after making newDir's missing parents, then a sync of
+// newDir's parent and of dir's. The FS forgets the directories it knew
+// below dir.
+func (f *FS) RenameDir(ctx context.Context, dir, newDir string) error {
+	op, err := f.path(dir)
+	if err != nil {
+		return err
+	}
+	np, err := f.path(newDir)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(op); err != nil {
+		return notExist(err)
+	} else if !st.IsDir() {
+		return &fs.PathError{Op: "renamedir", Path: op, Err: fs.ErrNotExist}
+	}
+	if _, err := os.Lstat(np); err == nil {
+		return &fs.PathError{Op: "renamedir", Path: np, Err: fs.ErrExist}
+	}
+	f.dirMu.Lock()
+	for d := range f.dirs {
+		if d == op || strings.HasPrefix(d, op+string(filepath.Separator)) {
+			delete(f.dirs, d)
+		}
+	}
+	f.dirMu.Unlock()
+	if err := f.withParents(filepath.Dir(np), func() error { return os.Rename(op, np) }); err != nil {
+		return notExist(err)
+	}
+	if err := syncDir(filepath.Dir(np)); err != nil {
+		return err
+	}
+	if filepath.Dir(np) != filepath.Dir(op) {
+		return syncUp(filepath.Dir(op), f.root)
+	}
+	return nil
+}
+
+var _ fsbackend.DirRenamer = (*FS)(nil)
