@@ -11,26 +11,34 @@ import (
 )
 
 // DeleteCheckpoint implements Storage: every file of the job's directory
-// goes, temporary leftovers included. Where the back end's recursive
-// delete is atomic (fsbackend.RemovesAtomically: HDFS, one NameNode
-// transaction), that one call is the whole deletion: the job is there or
-// gone, whatever stops it, and needs no marker. Elsewhere the job reads
-// as deleted from the
-// moment its markers are durable: the "deleting" file in its latest
-// directory (seen by the listing every lookup starts with) and the
-// job's file in the namespace's deletion directory (seen by every
-// listing of the job, and by the first store or delete of a restarted
-// storage). The latest directory is then emptied but for its marker, and
-// the job's directory removed with one recursive delete where the back
-// end has one (fsbackend.RemoveAll), its parent synced once; the
-// namespace marker goes last. On the local disk that removal is left to
-// the background (WaitBackground and Close wait for it; a store of the
-// job does it first): unlinking synced files costs the disk the freeing
-// of their blocks, and the job already reads as deleted. Should the
-// deletion stop midway (an error, a crash), the job reads as deleted
-// until the next DeleteCheckpoint or StoreCheckpoint of it, or the first
-// store or delete of a restarted storage, finishes the work: nothing of
-// it is returned half deleted.
+// goes, temporary leftovers included, in one of three ways.
+//
+// Where the back end's recursive delete is atomic (fsbackend.
+// RemovesAtomically: HDFS, one NameNode transaction), that one call is
+// the whole deletion: the job is there or gone, whatever stops it, and
+// needs no marker.
+//
+// On the local disk (fsbackend.DirRenamer, syncs deferred) the job's
+// directory is moved into the namespace's trash directory under a new
+// name, one rename and two directory syncs after which no lookup finds
+// the job, and its files are unlinked there in the background
+// (WaitBackground and Close wait for it), with no sync after: unlinking
+// synced files costs the disk the freeing of their blocks. Files a crash
+// leaves in the trash are unlinked by the first store or delete of the
+// next storage.
+//
+// Elsewhere (object stores) the job reads as deleted from the moment its
+// markers are durable: the "deleting" file in its latest directory (seen
+// by the listing every lookup starts with) and the job's file in the
+// namespace's deletion directory (seen by every listing of the job, and
+// by the first store or delete of a restarted storage). The latest
+// directory is then emptied but for its marker, and the job's directory
+// removed with one recursive delete where the back end has one
+// (fsbackend.RemoveAll), its parent synced once; the namespace marker
+// goes last. Should the deletion stop midway (an error, a crash), the job
+// reads as deleted until the next DeleteCheckpoint or StoreCheckpoint of
+// it, or the first store or delete of a restarted storage, finishes the
+// work: nothing of it is returned half deleted.
 func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error {
 	if err := s.check(jobID); err != nil {
 		return err
