@@ -102,16 +102,18 @@ func PeerCheckpoints(ctx context.Context, fsys fsbackend.FS, ns string, round in
 		return nil, err
 	}
 	del := time.Since(t)
-	if all, err := s.GetAllCheckpoints(ctx, job); err != nil || len(all) != 0 {
-		return nil, fmt.Errorf("job %s after its deletion: %d checkpoints left (%v)", job, len(all), err)
-	}
 	// On the local disk the job's files are unlinked in the background
 	// after the call: wait for them, so that the disk is idle again before
-	// the next workload, and report that time too.
+	// the next workload, and report that time too (on HDFS the call's: the
+	// files are gone when it returns). The checks come after, outside both
+	// times.
 	if err := s.WaitBackground(ctx); err != nil {
 		return nil, err
 	}
 	gone := time.Since(t)
+	if all, err := s.GetAllCheckpoints(ctx, job); err != nil || len(all) != 0 {
+		return nil, fmt.Errorf("job %s after its deletion: %d checkpoints left (%v)", job, len(all), err)
+	}
 	if left, err := fsys.List(ctx, fsbackend.Join(strings.Trim(ns, "/"), job)); err != nil || len(left) != 0 {
 		return nil, fmt.Errorf("job %s after its deletion: %d files left (%v)", job, len(left), err)
 	}

@@ -102,13 +102,29 @@ func (f *stopFS) SyncDir(ctx context.Context, dir string) error {
 	return f.FS.(fsbackend.DirSyncer).SyncDir(ctx, dir)
 }
 
+// stopRenameFS is stopFS with the local disk's directory moves, so that a
+// job delete takes the local disk's own way: its directory moved into the
+// trash, then unlinked there (one file at a time through stopFS).
+type stopRenameFS struct{ *stopFS }
+
+func (f stopRenameFS) RenameDir(ctx context.Context, dir, newDir string) error {
+	f.check("renamedir", dir)
+	return f.FS.(fsbackend.DirRenamer).RenameDir(ctx, dir, newDir)
+}
+
+func (f stopRenameFS) Deferred() fsbackend.FS {
+	return stopRenameFS{f.stopFS.Deferred().(*stopFS)}
+}
+
 // crashScenario is what the child does: setup runs, then run, which must
-// reach stop (only consulted while run runs).
+// reach stop (only consulted while run runs). With renameDirs the FS
+// moves directories (stopRenameFS).
 type crashScenario struct {
-	keep  int
-	setup func(ctx context.Context, s checkpoint.Storage) error
-	run   func(ctx context.Context, s checkpoint.Storage) error
-	stop  func(op, name string) bool
+	renameDirs bool
+	keep       int
+	setup      func(ctx context.Context, s checkpoint.Storage) error
+	run        func(ctx context.Context, s checkpoint.Storage) error
+	stop       func(op, name string) bool
 }
 
 // deleteJobJ deletes job j and waits for the removal of its files, which
@@ -195,6 +211,23 @@ var crashScenarios = map[string]crashScenario{
 		run:   deleteJobJ,
 		stop:  func(op, name string) bool { return op == "removeall" && strings.HasSuffix(name, "/j") },
 	},
+	// The local disk's way: midway through unlinking the job's directory
+	// moved into the trash, at checkpoint 150 of 300.
+	"delete-job-trash": {
+		renameDirs: true,
+		keep:       checkpoint.KeepAll,
+		setup:      func(context.Context, checkpoint.Storage) error { return nil },
+		run:        deleteJobJ,
+		stop:       removal(150),
+	},
+	// After the move into the trash, before any file there is unlinked.
+	"delete-job-trashed": {
+		renameDirs: true,
+		keep:       checkpoint.KeepAll,
+		setup:      func(context.Context, checkpoint.Storage) error { return nil },
+		run:        deleteJobJ,
+		stop:       func(op, name string) bool { return op == "removeall" && strings.Contains(name, "/..trash/") },
+	},
 }
 
 // crashChild runs the scenario named by crashScenarioEnv and returns the
@@ -211,7 +244,10 @@ func crashChild() int {
 		return 2
 	}
 	var armed atomic.Bool
-	fsys := &stopFS{FS: base, stop: func(op, name string) bool { return armed.Load() && sc.stop(op, name) }}
+	var fsys fsbackend.FS = &stopFS{FS: base, stop: func(op, name string) bool { return armed.Load() && sc.stop(op, name) }}
+	if sc.renameDirs {
+		fsys = stopRenameFS{fsys.(*stopFS)}
+	}
 	ctx := context.Background()
 	s, err := checkpoint.Open(ctx, checkpoint.Options{FS: fsys, Namespace: checkpointtest.Namespace, MaxRetained: sc.keep})
 	if err != nil {
@@ -383,14 +419,18 @@ func TestCrashBetweenPointerAndRetention(t *testing.T) {
 // TestCrashMidJobDelete: a job of 300 + 3 checkpoints is being deleted
 // when the child is SIGKILLed: after its deletion marks, before the
 // recursive delete of its directory (all files there), or midway through
-// it (about half of its files gone, its latest directory's marker first).
-// The next process sees no checkpoint of the job through any call, though
-// files of it are still there, and its first store or delete, of this job
-// or another, finishes the work.
+// it (about half of its files gone, its latest directory's marker first);
+// or, the local disk's way, after its directory's move into the trash,
+// before or midway through unlinking it there. The next process sees no
+// checkpoint of the job through any call, though files of it are still
+// there, and its first store or delete, of this job or another, finishes
+// the work.
 func TestCrashMidJobDelete(t *testing.T) {
 	for _, tc := range []struct{ scenario, finish string }{
 		{"delete-job", "delete"}, {"delete-job", "store"}, {"delete-job", "restart"},
 		{"delete-job-marked", "delete"}, {"delete-job-marked", "store"}, {"delete-job-marked", "restart"},
+		{"delete-job-trash", "delete"}, {"delete-job-trash", "store"}, {"delete-job-trash", "restart"},
+		{"delete-job-trashed", "delete"}, {"delete-job-trashed", "store"}, {"delete-job-trashed", "restart"},
 	} {
 		scenario, finish := tc.scenario, tc.finish
 		t.Run(scenario+"/"+finish, func(t *testing.T) {
@@ -417,6 +457,26 @@ func TestCrashMidJobDelete(t *testing.T) {
 				t.Fatalf("%d checkpoint files left by the interrupted delete, want some but not all", len(left))
 			case scenario == "delete-job-marked" && len(left) != 303:
 				t.Fatalf("%d checkpoint files left by the delete stopped before its recursive delete, want all 303", len(left))
+			}
+			trashed := func() int {
+				t.Helper()
+				fis, err := fsys.List(ctx, "checkpointtest/..trash")
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, fi := range fis {
+					if _, _, ok := checkpoint.ParseFileName(filepath.Base(fi.Name)); ok {
+						n++
+					}
+				}
+				return n
+			}
+			switch n := trashed(); {
+			case scenario == "delete-job-trash" && (len(left) != 0 || n == 0 || n >= 303):
+				t.Fatalf("%d checkpoint files in the job's directory and %d in the trash after the interrupted unlinking, want none and some but not all", len(left), n)
+			case scenario == "delete-job-trashed" && (len(left) != 0 || n != 303):
+				t.Fatalf("%d checkpoint files in the job's directory and %d in the trash after the move, want none and all 303", len(left), n)
 			}
 			s2 := checkpointtest.Open(t, fsys, checkpoint.Options{MaxRetained: checkpoint.KeepAll})
 			for what, get := range map[string]func(context.Context, string) ([]checkpoint.PipelineState, error){
@@ -461,6 +521,10 @@ func TestCrashMidJobDelete(t *testing.T) {
 				if fis, err := fsys.List(ctx, "checkpointtest/..deleting"); err != nil || len(fis) != 0 {
 					t.Fatalf("%s: deletion marks remain: %v (%v)", what, fis, err)
 				}
+				checkpointtest.WaitBackground(t, s2)
+				if fis, err := fsys.List(ctx, "checkpointtest/..trash"); err != nil || len(fis) != 0 {
+					t.Fatalf("%s: files remain in the trash: %d (%v)", what, len(fis), err)
+				}
 			}
 			switch finish {
 			case "restart":
@@ -493,6 +557,10 @@ func TestCrashMidJobDelete(t *testing.T) {
 				wantIDs(t, "after a store into the half-deleted job", all, 301)
 				if n := len(checkpointtest.CheckpointFiles(t, fsys, "j")); n != 1 {
 					t.Fatalf("%d checkpoint files after the store finished the delete, want 1", n)
+				}
+				checkpointtest.WaitBackground(t, s2)
+				if n := trashed(); n != 0 {
+					t.Fatalf("%d checkpoint files left in the trash after the store", n)
 				}
 			}
 			wantLatestOther("at the end")

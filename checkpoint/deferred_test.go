@@ -20,6 +20,7 @@ type syncCounter struct {
 	syncDirs                         []string
 	removes, deferredRemove, retires int
 	removeAlls                       []string // directories, through the Deferred view
+	renameDirs                       []string // "dir -> newDir", through the FS
 	recycles                         int      // retired files written over, through the Deferred view
 	// reaped counts the deferred removals of retired checkpoints only
 	// (superseded latest pointers are removed through the same view, as
@@ -40,8 +41,17 @@ func (c *syncCounter) take() (syncDirs []string, removes, deferredRemoves, retir
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	syncDirs, removes, deferredRemoves, retires = c.syncDirs, c.removes, c.deferredRemove, c.retires
-	c.syncDirs, c.removes, c.deferredRemove, c.retires, c.removeAlls = nil, 0, 0, 0, nil
+	c.syncDirs, c.removes, c.deferredRemove, c.retires, c.removeAlls, c.renameDirs = nil, 0, 0, 0, nil, nil
 	return
+}
+
+// takeRenameDirs returns and resets renameDirs.
+func (c *syncCounter) takeRenameDirs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.renameDirs
+	c.renameDirs = nil
+	return d
 }
 
 // takeRemoveAlls returns and resets removeAlls.
@@ -96,6 +106,18 @@ func (f *countingFS) RemoveAll(ctx context.Context, dir string) error {
 	return f.FS.(fsbackend.DirRemover).RemoveAll(ctx, dir)
 }
 
+// RenameDir counts the directory moves (a job's directory into the
+// trash); through the Deferred view they count as many as fail the test.
+func (f *countingFS) RenameDir(ctx context.Context, dir, newDir string) error {
+	f.c.mu.Lock()
+	if f.deferred {
+		f.c.removes += 1000
+	}
+	f.c.renameDirs = append(f.c.renameDirs, dir+" -> "+newDir)
+	f.c.mu.Unlock()
+	return f.FS.(fsbackend.DirRenamer).RenameDir(ctx, dir, newDir)
+}
+
 func (f *countingFS) Rename(ctx context.Context, oldName, newName string) error {
 	if strings.HasSuffix(newName, ".retired") {
 		f.c.mu.Lock()
@@ -118,10 +140,10 @@ func (f *countingFS) SyncDir(ctx context.Context, dir string) error {
 
 // TestLocalSyncsOncePerCall: on the local disk a store syncs the job's
 // directory once, retention included (the pointer is renamed, and so is
-// the retired checkpoint, which the next store writes over), and deleting a job
-// syncs a fixed number of directories, removes the job's directory with
-// one recursive delete, and one file (its deletion mark, last) through
-// the syncing, directory-pruning Remove, whatever the number of files.
+// the retired checkpoint, which the next store writes over), and deleting a
+// job of 10 or of 200 checkpoints is one move of its directory into the
+// namespace's trash directory, then, in the background, one recursive
+// delete of it: no other sync, no marker, no remove.
 func TestLocalSyncsOncePerCall(t *testing.T) {
 	c := &syncCounter{}
 	fsys := &countingFS{FS: newLocal(t), c: c}
@@ -173,16 +195,25 @@ func TestLocalSyncsOncePerCall(t *testing.T) {
 		if err := k.DeleteCheckpoint(ctx, job); err != nil {
 			t.Fatal(err)
 		}
+		renames := c.takeRenameDirs()
 		checkpointtest.WaitBackground(t, k)
 		removeAlls := c.takeRemoveAlls()
 		syncs, removes, deferred, _ := c.take()
-		latest := "checkpointtest/" + job + "/latest"
-		// The latest directory (its deleting marker), the deletion
-		// directory (the job's mark), the latest directory again (emptied
-		// but for the marker), the namespace (the job's directory gone).
-		want := fmt.Sprint([]string{latest, "checkpointtest/..deleting", latest, "checkpointtest"})
-		if fmt.Sprint(syncs) != want || removes != 1 || deferred != 3 || fmt.Sprint(removeAlls) != "[checkpointtest/"+job+"]" {
-			t.Fatalf("deleting a job of %d: synced %v, %d syncing and %d deferred removes, recursive deletes of %v; want %s, 1 and 3 (the latest directory's complete, marker and pointer), one of the job's directory", n, syncs, removes, deferred, removeAlls, want)
+		// One move of the job's directory into the trash (which syncs
+		// both directories itself), no other sync, no marker, no remove;
+		// in the background one recursive delete of the moved directory,
+		// which no sync follows.
+		trash, ok := "", len(renames) == 1
+		if ok {
+			var from string
+			from, trash, _ = strings.Cut(renames[0], " -> ")
+			ok = from == "checkpointtest/"+job && strings.HasPrefix(trash, "checkpointtest/..trash/")
+		}
+		if !ok || len(syncs) != 0 || removes != 0 || deferred != 0 || fmt.Sprint(removeAlls) != fmt.Sprint([]string{trash}) {
+			t.Fatalf("deleting a job of %d: moved %v, synced %v, %d syncing and %d deferred removes, recursive deletes of %v; want one move of checkpointtest/%s into checkpointtest/..trash/, no sync or remove, one recursive delete of the moved directory", n, renames, syncs, removes, deferred, removeAlls, job)
+		}
+		if fis, err := fsys.List(ctx, "checkpointtest/..trash"); err != nil || len(fis) != 0 {
+			t.Fatalf("after deleting job %s, in the trash: %v, %v", job, fis, err)
 		}
 		if fis, err := fsys.List(ctx, "checkpointtest/"+job); err != nil || len(fis) != 0 {
 			t.Fatalf("after deleting job %s: %v, %v", job, fis, err)

@@ -3,28 +3,42 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/stowage/stowage/fsbackend"
 )
 
 // DeleteCheckpoint implements Storage: every file of the job's directory
-// goes, temporary leftovers included. The job reads as deleted from the
-// moment its markers are durable: the "deleting" file in its latest
-// directory (seen by the listing every lookup starts with) and the
-// job's file in the namespace's deletion directory (seen by every
-// listing of the job, and by the first store or delete of a restarted
-// storage). The latest directory is then emptied but for its marker, and
-// the job's directory removed with one recursive delete where the back
-// end has one (fsbackend.RemoveAll), its parent synced once; the
-// namespace marker goes last. On the local disk that removal is left to
-// the background (WaitBackground and Close wait for it; a store of the
-// job does it first): unlinking synced files costs the disk the freeing
-// of their blocks, and the job already reads as deleted. Should the
-// deletion stop midway (an error, a crash), the job reads as deleted
-// until the next DeleteCheckpoint or StoreCheckpoint of it, or the first
-// store or delete of a restarted storage, finishes the work: nothing of
-// it is returned half deleted.
+// goes, temporary leftovers included, in one of three ways.
+//
+// Where the back end's recursive delete is atomic (fsbackend.
+// RemovesAtomically: HDFS, one NameNode transaction), that one call is
+// the whole deletion: the job is there or gone, whatever stops it, and
+// needs no marker.
+//
+// On the local disk (fsbackend.DirRenamer, syncs deferred) the job's
+// directory is moved into the namespace's trash directory under a new
+// name, one rename and two directory syncs after which no lookup finds
+// the job, and its files are unlinked there in the background
+// (WaitBackground and Close wait for it), with no sync after: unlinking
+// synced files costs the disk the freeing of their blocks. Files a crash
+// leaves in the trash are unlinked by the first store or delete of the
+// next storage.
+//
+// Elsewhere (object stores) the job reads as deleted from the moment its
+// markers are durable: the "deleting" file in its latest directory (seen
+// by the listing every lookup starts with) and the job's file in the
+// namespace's deletion directory (seen by every listing of the job, and
+// by the first store or delete of a restarted storage). The latest
+// directory is then emptied but for its marker, and the job's directory
+// removed with one recursive delete where the back end has one
+// (fsbackend.RemoveAll), its parent synced once; the namespace marker
+// goes last. Should the deletion stop midway (an error, a crash), the job
+// reads as deleted until the next DeleteCheckpoint or StoreCheckpoint of
+// it, or the first store or delete of a restarted storage, finishes the
+// work: nothing of it is returned half deleted.
 func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error {
 	if err := s.check(jobID); err != nil {
 		return err
@@ -41,6 +55,21 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 	if err := s.fenced("delete", jobID); err != nil {
 		return err
 	}
+	if s.atomicRm {
+		if err := fsbackend.RemoveAll(ctx, s.dfs, jobID); err != nil {
+			return s.wrap("delete", jobID, err)
+		}
+		// A deletion mark left by an earlier deletion that stopped is
+		// removed by resume, before this call, or by the next store of
+		// the job; beside no job it hides nothing.
+		return nil
+	}
+	switch err := s.trashJob(ctx, jobID); {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fsbackend.ErrUnsupported):
+		return err
+	}
 	marked, err := s.markJob(ctx, jobID)
 	if err != nil || !marked || s.removeJobLater(jobID) {
 		return err
@@ -48,8 +77,41 @@ func (s *FileStorage) DeleteCheckpoint(ctx context.Context, jobID string) error 
 	return s.removeJob(ctx, jobID)
 }
 
-// deleteJob deletes the job; the caller holds its lock.
+// trashJob deletes the job by renaming its directory into the trash
+// directory under a new name, one atomic and durable step after which no
+// lookup finds the job, and leaves the unlinking of its files to the
+// background (at once when the queue is full or the storage closed). It
+// is the local disk's way (syncs deferred, fsbackend.DirRenamer): no
+// marker to write and sync, and no sync after the unlinking. It fails
+// with fsbackend.ErrUnsupported elsewhere. The caller holds the job's
+// lock.
+func (s *FileStorage) trashJob(ctx context.Context, job string) error {
+	r, ok := s.fs.(fsbackend.DirRenamer)
+	if !ok || !s.deferred {
+		return fsbackend.ErrUnsupported
+	}
+	trash := fmt.Sprintf("%s/%d-%d", trashDir, time.Now().UnixNano(), s.trashSeq.Add(1))
+	switch err := r.RenameDir(ctx, job, trash); {
+	case errors.Is(err, fsbackend.ErrNotExist):
+		return nil // no job directory: nothing to delete
+	case err != nil:
+		if errors.Is(err, fsbackend.ErrUnsupported) {
+			return err
+		}
+		return s.wrap("delete", job, err)
+	}
+	s.takeSpare(job) // it went with the job's directory
+	s.emptyTrashLater(trash)
+	return nil
+}
+
+// deleteJob deletes the job, a deletion of which stopped midway; the
+// caller holds its lock. Where the recursive delete is atomic, the
+// deletion mark goes after it.
 func (s *FileStorage) deleteJob(ctx context.Context, job string) error {
+	if s.atomicRm {
+		return s.removeJob(ctx, job)
+	}
 	marked, err := s.markJob(ctx, job)
 	if err != nil || !marked {
 		return err

@@ -15,15 +15,17 @@ import (
 // the calls of deleting a job of 10 and of 1,000 checkpoints of two
 // pipelines, on back ends with a recursive delete: the same calls for
 // both, among them exactly one RemoveAll (of the job's directory) and no
-// Remove of a checkpoint file.
+// Remove of a checkpoint file. Where the recursive delete is atomic
+// (memfs, as HDFS) that RemoveAll is the only call: no marker is written.
 func TestJobDeleteIsOneRecursiveDelete(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		fs    func(dir string) fsbackend.FS
-		place bool // lay checkpoints out directly in dir (a local disk)
+		name   string
+		fs     func(dir string) fsbackend.FS
+		place  bool // lay checkpoints out directly in dir (a local disk)
+		atomic bool // the back end's RemoveAll is atomic
 	}{
-		{"local", func(dir string) fsbackend.FS { return newLocalAt(t, dir) }, true},
-		{"memfs", func(string) fsbackend.FS { return memfs.New() }, false},
+		{"local", func(dir string) fsbackend.FS { return newLocalAt(t, dir) }, true, false},
+		{"memfs", func(string) fsbackend.FS { return memfs.New() }, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			measure := func(n int) map[errorfs.Op]int64 {
@@ -48,6 +50,12 @@ func TestJobDeleteIsOneRecursiveDelete(t *testing.T) {
 				})
 				if got[errorfs.OpRemoveAll] != 1 || got[errorfs.OpRemove] > 6 {
 					t.Fatalf("deleting a job of %d checkpoints: %v; want one recursive delete and a few removes (the latest directory's files, the deletion mark)", 2*n, got)
+				}
+				if want := fmt.Sprint(map[errorfs.Op]int64{errorfs.OpRemoveAll: 1}); tc.atomic && fmt.Sprint(got) != want {
+					t.Fatalf("deleting a job of %d checkpoints on a back end with an atomic recursive delete: %v; want only %s", 2*n, got, want)
+				}
+				if fsbackend.RemovesAtomically(efs) != tc.atomic {
+					t.Fatalf("RemovesAtomically = %v, want %v", !tc.atomic, tc.atomic)
 				}
 				if fis, err := efs.List(ctx, "checkpointtest/j"); err != nil || len(fis) != 0 {
 					t.Fatalf("after deleting the job of %d: %v, %v", 2*n, fis, err)

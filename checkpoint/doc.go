@@ -108,14 +108,23 @@
 // unlinked by a background goroutine that Close waits for, and Close
 // deletes the spares. Elsewhere every call is durable when it returns.
 //
+// Where the back end's recursive delete is atomic (HDFS: one NameNode
+// transaction; fsbackend.RemovesAtomically), DeleteCheckpoint is that one
+// call on the job's directory: the job is wholly there or wholly gone,
+// whatever stops the call, so it needs no marker. On the local disk
+// (fsbackend.DirRenamer) DeleteCheckpoint moves the job's directory into
+// the namespace's trash directory (..trash/) under a new name, one rename
+// and two directory syncs, after which no lookup finds the job; its files
+// are unlinked there in the background, sixteen at a time and with no
+// sync after (WaitBackground and Close wait for it), and what a crash
+// leaves there the first store or delete of the next storage unlinks.
+// Elsewhere (object stores delete files in batches, not atomically)
 // DeleteCheckpoint writes and syncs the "deleting" marker in the job's
 // latest directory and the job's mark in the namespace's deletion
 // directory (..deleting/), empties the latest directory but for its
 // marker, removes the job's directory with one recursive delete where the
-// back end has one (fsbackend.RemoveAll: one request on HDFS, batches on
-// S3 and OSS) and syncs its parent once, and removes the mark last. On the
-// local disk the call returns once the job is marked and the removal runs
-// in the background (WaitBackground and Close wait for it). Lookups treat
+// back end has one (fsbackend.RemoveAll: batches on S3 and OSS) and
+// syncs its parent once, and removes the mark last. Lookups treat
 // a job with either mark as having no checkpoints, so a deletion that
 // stopped midway (an error, a crash) returns nothing half deleted; the
 // next DeleteCheckpoint or store of the job, or the first store or delete

@@ -23,6 +23,7 @@ type FileStorage struct {
 	deferred bool         // directory entries need SyncDir to be durable
 	syncRoot func(ctx context.Context, dir string) error
 	rename   bool         // the back end renames atomically
+	atomicRm bool         // the back end's recursive delete is atomic: a job delete needs no markers
 	owned    fsbackend.FS // closed by Close when the storage opened it
 	ns       string       // namespace, "/a/b/" form
 	nsDir    string       // namespace as a directory of the FS, "" for the root
@@ -41,8 +42,9 @@ type FileStorage struct {
 	spareMu  sync.Mutex
 	spare    map[string]string // job: a retired checkpoint file kept to be written over
 
-	resumeMu sync.Mutex  // one resume at a time
-	resumed  atomic.Bool // interrupted job deletions were looked for
+	resumeMu sync.Mutex   // one resume at a time
+	resumed  atomic.Bool  // interrupted job deletions were looked for
+	trashSeq atomic.Int64 // tells apart the trash names made in one nanosecond
 
 	closed  atomic.Bool
 	mu      sync.RWMutex // guards closing against new async submissions
@@ -94,7 +96,8 @@ func Open(ctx context.Context, opts Options) (*FileStorage, error) {
 	}
 	s := &FileStorage{
 		fs: sub, dfs: dsub, deferred: deferred, syncRoot: syncRoot, rename: opts.FS.Capabilities().AtomicRename,
-		ns: ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage, fence: opts.Fence,
+		atomicRm: fsbackend.RemovesAtomically(opts.FS),
+		ns:       ns, nsDir: dir, keep: keep, log: log, onDamage: opts.OnDamage, fence: opts.Fence,
 		closing: make(chan struct{}), queue: make(chan *task, q), reap: make(chan reapItem, reapQueue),
 	}
 	if r, ok := dsub.(fsbackend.Recycler); ok && deferred && s.rename {

@@ -142,6 +142,9 @@ func listNamespace(ctx context.Context, sub fsbackend.FS, ns, job string) ([]str
 			marked[rest] = true
 			continue
 		}
+		if ok && j == trashDir {
+			continue // a deleted job's files, not yet unlinked
+		}
 		if !ok || ValidJobID(j) != nil {
 			loose = append(loose, ns+fi.Name)
 			continue

@@ -209,13 +209,22 @@ func TestInspectJobBeingDeleted(t *testing.T) {
 // TestInspectDeletionMarks: a job whose mark is in the namespace's
 // deletion directory is summarised as being deleted, one of which only
 // the mark is left is listed too, and the marks are neither jobs nor
-// loose files.
+// loose files; nor are the files of a deleted job's directory left in
+// the namespace's trash directory.
 func TestInspectDeletionMarks(t *testing.T) {
 	mem := inspectFixture(t)
 	for _, job := range []string{"b", "gone"} {
 		if err := fsbackend.WriteFile(ctx, mem, "checkpointtest/..deleting/"+job, nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, n := range []string{checkpoint.FileName(1, 7), "latest/complete"} {
+		if err := fsbackend.WriteFile(ctx, mem, "checkpointtest/..trash/17-1/"+n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err := checkpoint.Verify(ctx, mem, checkpointtest.Namespace, checkpoint.VerifyOptions{}); err != nil || fmt.Sprint(r.Stray) != "[/checkpointtest/b/notes.txt]" {
+		t.Fatalf("verify with files in the trash: stray %v, %v; want only the fixture's b/notes.txt", r.Stray, err)
 	}
 	jobs, err := checkpoint.Inspect(ctx, mem, checkpointtest.Namespace)
 	if err != nil {

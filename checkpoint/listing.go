@@ -71,6 +71,12 @@ func (l jobListing) newest(pipeline int) int64 {
 // taken for a job's directory.
 const deletionDir = "..deleting"
 
+// The trash directory of a namespace, <namespace>..trash/, holds the
+// directories of deleted jobs, each renamed there whole (on back ends
+// with fsbackend.DirRenamer) under a name of its own, until they are
+// unlinked. Its name holds "..", as the deletion directory's does.
+const trashDir = "..trash"
+
 // deletionMark returns the name of the job's file in the deletion
 // directory.
 func deletionMark(job string) string { return deletionDir + "/" + job }

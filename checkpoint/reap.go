@@ -16,6 +16,7 @@ const reapQueue = 256
 type reapItem struct {
 	file    string        // a file that is no checkpoint any more
 	job     string        // or a job whose marked deletion to finish
+	trash   string        // or a deleted job's directory in the trash directory
 	barrier chan struct{} // or closed once everything queued before is done
 }
 
@@ -68,6 +69,36 @@ func (s *FileStorage) removeJobLater(job string) bool {
 	}
 }
 
+// emptyTrashLater has a deleted job's directory, renamed into the trash
+// directory, unlinked in the background; at once where syncs are not
+// deferred, with the queue full, or after Close. Nothing needs to wait
+// for it: no lookup sees the trash, and the first store or delete of a
+// restarted storage empties what is left there.
+func (s *FileStorage) emptyTrashLater(trash string) {
+	s.reapMu.Lock()
+	queued := false
+	if s.deferred && !s.reapClosed {
+		select {
+		case s.reap <- reapItem{trash: trash}:
+			queued = true
+		default:
+		}
+	}
+	s.reapMu.Unlock()
+	if !queued {
+		s.emptyTrash(context.Background(), trash)
+	}
+}
+
+// emptyTrash unlinks a deleted job's directory in the trash directory. No
+// sync follows: should the removal not survive a crash, the next storage
+// empties the trash again.
+func (s *FileStorage) emptyTrash(ctx context.Context, trash string) {
+	if err := fsbackend.RemoveAll(ctx, s.dfs, trash); err != nil {
+		s.log.Warn("stowage/checkpoint: removing a deleted job's files failed", "dir", s.ns+trash, "error", err)
+	}
+}
+
 // reaper does what reapLater and removeJobLater queued, until Close.
 func (s *FileStorage) reaper() {
 	defer s.reapers.Done()
@@ -75,11 +106,14 @@ func (s *FileStorage) reaper() {
 		switch {
 		case it.barrier != nil:
 			close(it.barrier)
-		case s.fenced("remove", it.file+it.job) != nil:
+		case s.fenced("remove", it.file+it.job+it.trash) != nil:
 			// Left for later: a retired file is removed by a later
 			// retention or job delete, a marked job by its next store or
-			// delete, or a restarted storage's first one (resume).
-			s.log.Warn("stowage/checkpoint: background removal skipped while the namespace lease is not known to be held", "file", s.ns+it.file, "job", it.job)
+			// delete, a trash folder and a marked job by a restarted
+			// storage's first one (resume).
+			s.log.Warn("stowage/checkpoint: background removal skipped while the namespace lease is not known to be held", "file", s.ns+it.file, "job", it.job, "trash", it.trash)
+		case it.trash != "":
+			s.emptyTrash(context.Background(), it.trash)
 		case it.job != "":
 			if err := s.removeMarkedJob(context.Background(), it.job); err != nil {
 				s.log.Warn("stowage/checkpoint: removing a deleted job's files failed", "job", it.job, "error", err)
@@ -194,6 +228,10 @@ func (s *FileStorage) resume(ctx context.Context) {
 		s.log.Warn("stowage/checkpoint: listing interrupted job deletions failed", "dir", s.ns+deletionDir, "error", err)
 		return
 	}
+	if err := s.resumeTrash(ctx); err != nil {
+		s.log.Warn("stowage/checkpoint: listing deleted jobs' files left to unlink failed", "dir", s.ns+trashDir, "error", err)
+		return
+	}
 	for _, fi := range fis {
 		job, ok := strings.CutPrefix(fi.Name, deletionDir+"/")
 		if !ok || ValidJobID(job) != nil {
@@ -204,6 +242,34 @@ func (s *FileStorage) resume(ctx context.Context) {
 		}
 	}
 	s.resumed.Store(true)
+}
+
+// resumeTrash has the directories an earlier process left in the trash
+// directory unlinked, as emptyTrashLater does: one List of that
+// directory, which is empty but for deletions a crash or an error cut
+// short.
+func (s *FileStorage) resumeTrash(ctx context.Context) error {
+	if _, ok := s.fs.(fsbackend.DirRenamer); !ok || !s.deferred {
+		return nil // trashJob renames nothing here
+	}
+	fis, err := s.fs.List(ctx, trashDir)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, fi := range fis {
+		rest, ok := strings.CutPrefix(fi.Name, trashDir+"/")
+		if !ok {
+			continue
+		}
+		d, _, _ := strings.Cut(rest, "/")
+		if d == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		s.emptyTrashLater(trashDir + "/" + d)
+	}
+	return nil
 }
 
 // resumeJob finishes one job's deletion if its mark is still there (a

@@ -71,6 +71,15 @@ type Capabilities struct {
 	// overwrite, the same name (O_EXCL, HDFS create, S3 If-None-Match,
 	// OSS forbid-overwrite, GCS generation match).
 	ConditionalCreate bool
+	// AtomicRemoveAll: the back end's DirRemover deletes a directory's
+	// whole tree in one atomic step, so that readers see every file below
+	// it or none, and an error or a crash leaves all of them or none
+	// (HDFS: one recursive delete, one NameNode transaction). Callers
+	// then need no marker of their own to make a deletion read as
+	// complete at once. Without it a stopped RemoveAll may leave any of
+	// the files (the local disk unlinks them one by one, object stores
+	// delete them in batches).
+	AtomicRemoveAll bool
 }
 
 // Writer writes one new file. It is not safe for concurrent use.

@@ -13,11 +13,13 @@ import (
 type DirRemover interface {
 	// RemoveAll deletes every file below dir, at any depth, and the
 	// directories themselves where the back end has them. A missing dir
-	// is not an error; a file named dir is left (nothing lies below it). The removal is durable when RemoveAll returns nil
-	// (on a Deferred view: once the parent of dir is synced). It is not
-	// atomic: stopped midway (an error, a crash), any of the files may be
-	// left, in no particular order, so callers that need a deletion to
-	// read as complete at once mark it first.
+	// is not an error; a file named dir is left (nothing lies below it).
+	// The removal is durable when RemoveAll returns nil (on a Deferred
+	// view: once the parent of dir is synced). It is atomic only where
+	// Capabilities reports AtomicRemoveAll; elsewhere, stopped midway (an
+	// error, a crash), any of the files may be left, in no particular
+	// order, so callers that need a deletion to read as complete at once
+	// mark it first.
 	RemoveAll(ctx context.Context, dir string) error
 }
 
@@ -32,6 +34,13 @@ func RemoveAll(ctx context.Context, f FS, dir string) error {
 		return d.RemoveAll(ctx, dir)
 	}
 	return RemoveEach(ctx, f, dir)
+}
+
+// RemovesAtomically reports whether RemoveAll on f deletes a directory's
+// tree in one atomic step: f has a DirRemover and reports AtomicRemoveAll.
+func RemovesAtomically(f FS) bool {
+	_, ok := f.(DirRemover)
+	return ok && f.Capabilities().AtomicRemoveAll
 }
 
 // RemoveEach deletes every file below dir one Remove each, after one

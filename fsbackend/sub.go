@@ -107,6 +107,24 @@ func (s *subFS) RemoveAll(ctx context.Context, dir string) error {
 	return RemoveAll(ctx, s.fs, n)
 }
 
+// RenameDir implements DirRenamer through f's, or fails with
+// ErrUnsupported.
+func (s *subFS) RenameDir(ctx context.Context, dir, newDir string) error {
+	r, ok := s.fs.(DirRenamer)
+	if !ok {
+		return ErrUnsupported
+	}
+	o, err := s.full(dir)
+	if err != nil {
+		return err
+	}
+	n, err := s.full(newDir)
+	if err != nil {
+		return err
+	}
+	return r.RenameDir(ctx, o, n)
+}
+
 // Recycle implements Recycler through f's, or fails with ErrUnsupported.
 func (s *subFS) Recycle(ctx context.Context, oldName, newName string) (Writer, error) {
 	r, ok := s.fs.(Recycler)

@@ -143,6 +143,19 @@ func (f *FS) RemoveAll(ctx context.Context, dir string) error {
 	return d.RemoveAll(ctx, dir)
 }
 
+// RenameDir implements fsbackend.DirRenamer: one call of the wrapped FS's
+// RenameDir, or ErrUnsupported where it has none.
+func (f *FS) RenameDir(ctx context.Context, dir, newDir string) error {
+	r, ok := f.fs.(fsbackend.DirRenamer)
+	if !ok {
+		return fsbackend.ErrUnsupported
+	}
+	if err := f.check(ctx, Call{Op: OpRenameDir, Name: dir, NewName: newDir}); err != nil {
+		return err
+	}
+	return r.RenameDir(ctx, dir, newDir)
+}
+
 // Rename implements fsbackend.FS.
 func (f *FS) Rename(ctx context.Context, oldName, newName string) error {
 	if err := f.check(ctx, Call{Op: OpRename, Name: oldName, NewName: newName}); err != nil {

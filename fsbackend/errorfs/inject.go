@@ -31,6 +31,9 @@ const (
 	// has a fsbackend.DirRemover; on one without, RemoveAll is one OpList
 	// and an OpRemove a file.
 	OpRemoveAll Op = "removeall"
+	// OpRenameDir is one RenameDir of a directory on a wrapped FS that
+	// has a fsbackend.DirRenamer.
+	OpRenameDir Op = "renamedir"
 )
 
 // Call describes one operation about to run.

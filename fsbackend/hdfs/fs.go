@@ -280,7 +280,9 @@ func hpath(name string) string { return "/" + name }
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities {
-	return fsbackend.Capabilities{DurableAppend: false, SyncOpen: true, AtomicRename: true, ConditionalCreate: true}
+	// A recursive delete is one NameNode transaction: the directory's
+	// tree leaves the namespace at once, its blocks are freed after.
+	return fsbackend.Capabilities{DurableAppend: false, SyncOpen: true, AtomicRename: true, ConditionalCreate: true, AtomicRemoveAll: true}
 }
 
 // Create implements fsbackend.FS: missing parents are made first, and the
@@ -450,10 +452,11 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	})
 }
 
-// RemoveAll implements fsbackend.DirRemover: one recursive delete of the
-// directory at the NameNode (after a stat of it), a single transaction
-// however many files lie below. A missing dir, or a file named dir, is
-// left as it is.
+// RemoveAll implements fsbackend.DirRemover: a stat of the directory,
+// then one recursive delete request for it (Client.RemoveTree, without
+// the second stat Client.RemoveAll makes), a single transaction at the
+// NameNode however many files lie below. A missing dir, or a file named
+// dir, is left as it is.
 func (f *FS) RemoveAll(ctx context.Context, dir string) error {
 	if err := fsbackend.ValidName(dir); err != nil {
 		return err
@@ -470,7 +473,7 @@ func (f *FS) RemoveAll(ctx context.Context, dir string) error {
 		if !st.IsDir() {
 			return nil
 		}
-		return c.c.RemoveAll(p)
+		return c.c.RemoveTree(p)
 	})
 }
 

@@ -74,7 +74,8 @@ func (f *FS) Clone() *FS {
 
 // Capabilities implements fsbackend.FS.
 func (f *FS) Capabilities() fsbackend.Capabilities {
-	return fsbackend.Capabilities{DurableAppend: true, AtomicRename: true, ConditionalCreate: true}
+	// RemoveAll deletes under the one lock every call takes.
+	return fsbackend.Capabilities{DurableAppend: true, AtomicRename: true, ConditionalCreate: true, AtomicRemoveAll: true}
 }
 
 func pathErr(op, name string, err error) error { return &fs.PathError{Op: op, Path: name, Err: err} }

@@ -50,3 +50,26 @@ func delete(c *Client, name string, recursive bool) error {
 
 	return nil
 }
+
+// RemoveTree removes name and everything below it with one recursive
+// delete request to the NameNode, without the getFileInfo request that
+// RemoveAll makes first: for callers that have looked at name already.
+// A missing name is not an error.
+func (c *Client) RemoveTree(name string) error {
+	req := &hdfs.DeleteRequestProto{
+		Src:       proto.String(name),
+		Recursive: proto.Bool(true),
+	}
+	resp := &hdfs.DeleteResponseProto{}
+	if err := c.namenode.Execute("delete", req, resp); err != nil {
+		err = interpretException(err)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	if resp.Result == nil {
+		return &os.PathError{Op: "remove", Path: name, Err: errors.New("unexpected empty response")}
+	}
+	return nil
+}
