@@ -207,14 +207,7 @@ func (p *peersBench) run(ctx context.Context, stdout io.Writer) error {
 			all = append(all, res...)
 			return err
 		}
-		first, second := runStowage, runPeer
-		if r%2 == 0 {
-			first, second = runPeer, runStowage
-		}
-		if err := first(); err != nil {
-			return err
-		}
-		if err := second(); err != nil {
+		if err := alternate(r, runStowage, runPeer); err != nil {
 			return err
 		}
 	}
@@ -333,4 +326,17 @@ func printPeerRatios(w io.Writer, all []bench.PeerWorkload) {
 			fmt.Fprintf(w, "  %s: stowage %.2f ms, %s %.2f ms (median of rounds): speed ratio stowage/SeaTunnel %.2f\n", k.workload, st, peer, sea, sea/st)
 		}
 	}
+}
+
+// alternate runs a then b in odd rounds and b then a in even ones, so
+// that neither side of a comparison always runs first on a warmed-up
+// machine; it stops at the first error.
+func alternate(round int, a, b func() error) error {
+	if round%2 == 0 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
 }

@@ -81,14 +81,7 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 				all = append(all, res)
 				return err
 			}
-			first, second := runStowage, runPeer
-			if r%2 == 0 {
-				first, second = runPeer, runStowage
-			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
+			if err := alternate(r, runStowage, runPeer); err != nil {
 				return err
 			}
 		}
