@@ -22,8 +22,8 @@ import (
 //
 //   - the assignment only if the offered table is exactly what Assign
 //     computes from the master's own table for the members it names, and
-//     those include every live member the master's table admitted
-//     (partition.Table.Succeeds): the table any master holding this one
+//     those include every live member the master's table admitted, the
+//     master itself aside (partition.Table.Succeeds): the table any master holding this one
 //     would have published, whoever offers it; repeated, so that a chain
 //     of such tables (the previous master pushed two in a row) is
 //     followed;
@@ -123,7 +123,10 @@ func (pr *Protocol) takeOffers(ms []Member) {
 }
 
 // succeeds reports whether t is the table a master holding cur publishes
-// for members that include every live member cur admitted.
+// for members that include every live member cur admitted, this member
+// aside: a master that stopped answering for a while (a paused process,
+// a cut link) and is back finds the table the others made without it,
+// and must continue from that one, not from its own older table.
 func (pr *Protocol) succeeds(t, cur *partition.Table, live map[string]bool) bool {
 	ids, ok := t.Succeeds(cur, pr.replicas-1)
 	if !ok {
@@ -134,7 +137,7 @@ func (pr *Protocol) succeeds(t, cur *partition.Table, live map[string]bool) bool
 		named[id] = true
 	}
 	for _, id := range cur.Order {
-		if live[id] && !named[id] {
+		if live[id] && !named[id] && id != pr.Self() {
 			return false
 		}
 	}
