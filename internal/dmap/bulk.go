@@ -104,8 +104,9 @@ func (m *Map) RemoveAll(ctx context.Context, keys [][]byte) ([]BulkResult, error
 // bulk runs req at the owners of its keys and returns each key's
 // outcome, in the order of req.Keys.
 func (e *Engine) bulk(ctx context.Context, c *heldMap, req bulkReq) ([]BulkResult, error) {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	if err := c.waitEager(ctx); err != nil {
 		return nil, err
 	}

@@ -85,8 +85,9 @@ func (e *Engine) eachMember(ctx context.Context, method string, req any) ([][]by
 // sorted. A member that does not answer makes it fail, naming the
 // member, with the names the others gave.
 func (e *Engine) MapNames(ctx context.Context) ([]string, error) {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	names := e.heldNames()
 	answers, err := e.eachMember(ctx, mMaps, struct{}{})
 	for _, b := range answers {
@@ -113,8 +114,9 @@ func (e *Engine) Destroy(ctx context.Context, name string) error {
 	if err := ValidMapName(name); err != nil {
 		return err
 	}
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	errs := []error{e.drop(name)}
 	if _, err := e.eachMember(ctx, mDestroy, destroyReq{Map: name}); err != nil {
 		errs = append(errs, err)

@@ -109,6 +109,8 @@ type Engine struct {
 
 	lis listeners // entry listeners (events.go)
 
+	deadlines *opDeadlines // the operations bounded by OpTimeout (opctx.go)
+
 	mu     sync.Mutex
 	maps   map[string]*heldMap
 	closed bool
@@ -132,7 +134,7 @@ func New(cfg Config) *Engine {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
-	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*heldMap{}, parts: partition.DefaultCount}
+	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*heldMap{}, parts: partition.DefaultCount, deadlines: newOpDeadlines()}
 	n.m = newMetrics(cfg.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{

@@ -16,22 +16,15 @@ import (
 
 func isNoQuorum(err error) bool { return errors.Is(err, ErrNoQuorum) }
 
-// withTimeout bounds ctx by d when it has no deadline of its own.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok || d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
-}
-
 // do runs o on key of map c at the partition's owner, following the
 // table: locally when this member owns the partition, else forwarded
 // over the transport; a moved partition or an unreachable owner is
 // routed again once the table changes. An operation with a function
 // (Compute) runs on a remote owner as read, decide, compare-and-set.
 func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResult, error) {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	if err := c.waitEager(ctx); err != nil {
 		return opResult{}, err
 	}
@@ -217,8 +210,9 @@ func (e *Engine) byOwner(ctx context.Context, ps []int) (map[string][]int, <-cha
 // scatter runs fn on every partition's owner: locally or remote, and
 // again for partitions that moved meanwhile.
 func (e *Engine) scatter(ctx context.Context, c *heldMap, local func(p int) error, remote func(owner string, ps []int) ([]int, error)) error {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	if err := c.waitEager(ctx); err != nil {
 		return err
 	}

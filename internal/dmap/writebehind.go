@@ -464,8 +464,9 @@ func (e *Engine) flushLocal(ctx context.Context, name string) error {
 // without write-behind has nothing queued. It fails, naming the member,
 // where a member could not store or did not answer.
 func (e *Engine) Flush(ctx context.Context, name string) error {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	errs := []error{e.flushLocal(ctx, name)}
 	if _, err := e.eachMember(ctx, mWBFlush, wbFlushReq{Map: name}); err != nil {
 		errs = append(errs, err)
@@ -479,8 +480,9 @@ func (e *Engine) Flush(ctx context.Context, name string) error {
 // FlushLocal stores every write-behind queue of this member (a graceful
 // Leave does it before handing its partitions over).
 func (e *Engine) FlushLocal(ctx context.Context) error {
-	ctx, cancel := withTimeout(ctx, e.cfg.OpTimeout)
-	defer cancel()
+	oc := e.bound(ctx)
+	defer oc.cancel()
+	ctx = oc
 	return e.flushLocal(ctx, "")
 }
 
