@@ -20,9 +20,15 @@ import (
 // Table returns the installed table (nil before the first) and the
 // channel closed when it changes.
 func (pr *Protocol) Table() (*partition.Table, <-chan struct{}) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	return pr.table, pr.tabCh
+	n := pr.tabNow.Load()
+	return n.t, n.ch
+}
+
+// tableNow is the installed table and the channel closed when it
+// changes.
+type tableNow struct {
+	t  *partition.Table
+	ch chan struct{}
 }
 
 func (pr *Protocol) TableVersion() int64 {
@@ -71,6 +77,7 @@ func (pr *Protocol) install(t *partition.Table) bool {
 	pr.table, pr.tabAt = t, time.Now()
 	close(pr.tabCh)
 	pr.tabCh = make(chan struct{})
+	pr.tabNow.Store(&tableNow{t: t, ch: pr.tabCh})
 	pr.mu.Unlock()
 	pr.log.Debug("stowage: partition table installed", "version", t.Version)
 	if pr.onTable != nil {

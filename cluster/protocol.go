@@ -44,6 +44,9 @@ type Protocol struct {
 	table  *partition.Table // nil until the first table
 	tabAt  time.Time        // when table was installed
 	tabCh  chan struct{}    // closed and replaced when the table changes
+	// tabNow is table and tabCh, for Table to read without pr.mu (every
+	// operation reads them, several times).
+	tabNow atomic.Pointer[tableNow]
 	addrs  map[string]string
 	live   map[string]bool
 	// down: members whose transport refused a connection (nothing listens:
@@ -134,6 +137,7 @@ func NewProtocol(cfg ProtocolConfig) *Protocol {
 	if d.closed == nil {
 		d.closed = ErrClosed
 	}
+	d.tabNow.Store(&tableNow{ch: d.tabCh})
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.clock0 = time.Now()
 	d.registerOwn()
