@@ -77,6 +77,18 @@ type PendingCall struct {
 	body []byte
 	done chan Answer
 	head [1 + binary.MaxVarintLen64]byte // room for the request header
+
+	// Over an asyncCaller: the call on the pipe, and who noteFailed
+	// hears of its failure.
+	call pipeCall
+	pr   *Protocol
+	addr string
+}
+
+// answered delivers the outcome of the call on the pipe.
+func (pc *PendingCall) answered(b []byte, err error) {
+	pc.pr.noteFailed(pc.addr, err)
+	pc.done <- Answer{b, err}
 }
 
 // Answer is the result of one call.
@@ -90,8 +102,9 @@ type Answer struct {
 // done is called once, and must not block.
 type asyncCaller interface {
 	CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error))
-	// callAsync is CallAsync of a body in two parts, head and body.
-	callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error))
+	// callAsync is CallAsync of a body in two parts, head and body, whose
+	// outcome goes to c.to.
+	callAsync(ctx context.Context, addr, method string, head, body []byte, c *pipeCall)
 }
 
 type batcher struct {
@@ -125,11 +138,9 @@ func (pr *Protocol) Enqueue(ctx context.Context, addr, method string, body []byt
 		if err := pr.ctx.Err(); err != nil {
 			return nil, pr.closed
 		}
-		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1)}
-		ac.callAsync(ctx, addr, method, pr.appendHeader(pc.head[:0]), body, func(b []byte, err error) {
-			pr.noteFailed(addr, err)
-			pc.done <- Answer{b, err}
-		})
+		pc := &PendingCall{ctx: ctx, done: make(chan Answer, 1), pr: pr, addr: addr}
+		pc.call.to = pc
+		ac.callAsync(ctx, addr, method, pr.appendHeader(pc.head[:0]), body, &pc.call)
 		return pc, nil
 	}
 	key := batchKey{addr, method}

@@ -40,13 +40,28 @@ type pipe struct {
 // sweep per pipe costs less than a watcher per call.)
 const pipeSweep = 20 * time.Millisecond
 
-// pipeCall is a call waiting for its answer on a pipe.
+// pipeCall is a call waiting for its answer on a pipe. Its caller
+// provides it (PendingCall has one inside), so that a call allocates no
+// record of its own here.
 type pipeCall struct {
-	ctx     context.Context
-	method  string
-	gen     uint64 // the writer's generation the request went into
-	deliver func([]byte, error)
+	ctx    context.Context
+	method string
+	gen    uint64 // the writer's generation the request went into
+	to     answerer
 }
+
+// answerer receives the outcome of a pipe call, once; it must not block.
+type answerer interface {
+	answered(body []byte, err error)
+}
+
+// answerFunc is a function as an answerer.
+type answerFunc func([]byte, error)
+
+func (f answerFunc) answered(b []byte, err error) { f(b, err) }
+
+// deliver hands the call its outcome.
+func (c *pipeCall) deliver(b []byte, err error) { c.to.answered(b, err) }
 
 // CallAsync is Call without waiting: the request is queued on the pipe
 // to addr (one stream shared by every call to that member; a request over
@@ -56,14 +71,15 @@ type pipeCall struct {
 // write; a call alone goes at once. When ctx ends first, done gets its
 // error within pipeSweep; a caller that must know sooner watches ctx.
 func (t *TCPTransport) CallAsync(ctx context.Context, addr, method string, body []byte, done func([]byte, error)) {
-	t.callAsync(ctx, addr, method, nil, body, done)
+	t.callAsync(ctx, addr, method, nil, body, &pipeCall{to: answerFunc(done)})
 }
 
 // callAsync is CallAsync of a request of head and body, which it joins
-// as it copies them into the pipe.
-func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head, body []byte, done func([]byte, error)) {
+// as it copies them into the pipe; c, whose to is set, receives the
+// outcome.
+func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head, body []byte, c *pipeCall) {
 	if err := ctx.Err(); err != nil {
-		done(nil, err)
+		c.deliver(nil, err)
 		return
 	}
 	if len(head)+len(body) > pipeMaxBody || len(method) > 255 {
@@ -71,8 +87,8 @@ func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head,
 		if len(head) > 0 {
 			whole = append(head[:len(head):len(head)], body...)
 		}
-		if !t.goTracked(func() { done(t.Call(ctx, addr, method, whole)) }) {
-			done(nil, unreachable(addr, errTransportClosed))
+		if !t.goTracked(func() { c.deliver(t.Call(ctx, addr, method, whole)) }) {
+			c.deliver(nil, unreachable(addr, errTransportClosed))
 		}
 		return
 	}
@@ -81,10 +97,10 @@ func (t *TCPTransport) callAsync(ctx context.Context, addr, method string, head,
 		if ctx.Err() != nil {
 			err = callErr(method, addr, ctx.Err())
 		}
-		done(nil, err)
+		c.deliver(nil, err)
 		return
 	}
-	p.start(ctx, method, head, body, done)
+	p.start(ctx, method, head, body, c)
 }
 
 // goTracked runs fn on a goroutine that Close waits for; false once the
@@ -164,18 +180,18 @@ func (p *pipe) live() bool {
 	}
 }
 
-// start queues one call.
-func (p *pipe) start(ctx context.Context, method string, head, body []byte, deliver func([]byte, error)) {
+// start queues call c.
+func (p *pipe) start(ctx context.Context, method string, head, body []byte, c *pipeCall) {
 	var deadline int64
 	if dl, ok := ctx.Deadline(); ok {
 		deadline = dl.UnixNano()
 	}
-	c := &pipeCall{ctx: ctx, method: method, deliver: deliver}
+	c.ctx, c.method = ctx, method
 	p.mu.Lock()
 	if p.err != nil {
 		err := p.err
 		p.mu.Unlock()
-		deliver(nil, unreachable(p.addr, err))
+		c.deliver(nil, unreachable(p.addr, err))
 		return
 	}
 	p.next++
@@ -186,15 +202,13 @@ func (p *pipe) start(ctx context.Context, method string, head, body []byte, deli
 		p.sweep.Reset(pipeSweep)
 	}
 	p.mu.Unlock()
-	gen, err := p.w.queue(ctx.Done(), func(b []byte) []byte {
-		return appendPipeRequest(b, id, deadline, method, head, body)
-	})
+	gen, err := p.w.queue(ctx.Done(), pipeOut{kind: pipeRequest, id: id, deadline: deadline, method: method, head: head, body: body})
 	if err != nil {
 		if p.remove(id) != nil {
 			if ctx.Err() != nil {
-				deliver(nil, callErr(method, p.addr, ctx.Err()))
+				c.deliver(nil, callErr(method, p.addr, ctx.Err()))
 			} else {
-				deliver(nil, unreachable(p.addr, err))
+				c.deliver(nil, unreachable(p.addr, err))
 			}
 		}
 		return
@@ -262,7 +276,7 @@ func (p *pipe) abandon(id uint64) {
 // queueCancel tells the callee to stop call id. Best effort: while the
 // pipe is full, the callee's handler ends by the call's deadline instead.
 func (p *pipe) queueCancel(id uint64) {
-	_, _ = p.w.queue(closedChan, func(b []byte) []byte { return appendPipeCancel(b, id) })
+	_, _ = p.w.queue(closedChan, pipeOut{kind: pipeCancel, id: id})
 }
 
 // answer delivers the answer of call id.

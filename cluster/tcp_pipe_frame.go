@@ -82,6 +82,30 @@ func appendPipeCancel(b []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint32(b, 0)
 }
 
+// pipeOut is a frame to queue: a request (id, deadline, method, then
+// head and body as its body), an answer (id, status, body) or a cancel
+// (id).
+type pipeOut struct {
+	kind       byte
+	status     uint8
+	id         uint64
+	deadline   int64
+	method     string
+	head, body []byte
+}
+
+// appendTo appends the frame to b.
+func (o *pipeOut) appendTo(b []byte) []byte {
+	switch o.kind {
+	case pipeRequest:
+		return appendPipeRequest(b, o.id, o.deadline, o.method, o.head, o.body)
+	case pipeAnswer:
+		return appendPipeAnswer(b, o.id, o.status, o.body)
+	default:
+		return appendPipeCancel(b, o.id)
+	}
+}
+
 // pipeFrame is a pipe frame's fixed part.
 type pipeFrame struct {
 	kind byte
@@ -138,11 +162,10 @@ func newFrameWriter() *frameWriter {
 	return &frameWriter{wake: make(chan struct{}, 1), room: make(chan struct{})}
 }
 
-// queue appends a frame with add, waiting while too much is queued
-// (until stop is closed: then false). It returns the generation the
-// frame went into: while w.gen equals it, the frame was not handed to a
-// write.
-func (w *frameWriter) queue(stop <-chan struct{}, add func([]byte) []byte) (gen uint64, err error) {
+// queue appends frame o, waiting while too much is queued (until stop
+// is closed: then errPipeFull). It returns the generation the frame went
+// into: while w.gen equals it, the frame was not handed to a write.
+func (w *frameWriter) queue(stop <-chan struct{}, o pipeOut) (gen uint64, err error) {
 	w.mu.Lock()
 	for w.err == nil && len(w.buf) > pipeMaxQueued {
 		room := w.room
@@ -160,7 +183,7 @@ func (w *frameWriter) queue(stop <-chan struct{}, add func([]byte) []byte) (gen 
 		w.mu.Unlock()
 		return 0, err
 	}
-	w.buf = add(w.buf)
+	w.buf = o.appendTo(w.buf)
 	w.frames++
 	gen = w.gen
 	w.mu.Unlock()

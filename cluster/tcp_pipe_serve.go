@@ -194,7 +194,7 @@ func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
 		sp.mu.Lock()
 		delete(sp.running, id)
 		sp.mu.Unlock()
-		if _, err := sp.w.queue(sp.quit, func(b []byte) []byte { return appendPipeAnswer(b, id, status, out) }); err != nil && ctx.Err() == nil {
+		if _, err := sp.w.queue(sp.quit, pipeOut{kind: pipeAnswer, id: id, status: status, body: out}); err != nil && ctx.Err() == nil {
 			t.log.Debug("answer not sent", "method", req.method, "from", sp.from, "err", fmt.Errorf("pipe: %w", err))
 		}
 	})
