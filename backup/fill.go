@@ -168,7 +168,7 @@ func (r *Replicator) releaseOthers(ctx context.Context, p int, epoch uint64, bac
 // later.
 func (r *Replicator) FillMap(ctx context.Context, p int, epoch uint64, backups []string, mp MapPart, syncN, asyncN int) error {
 	body := cluster.Encode(fillReq{TV: r.p.TableVersion(), Epoch: epoch, Data: PartData{P: p, Maps: []MapPart{mp}}, Partial: true})
-	syncB, asyncB, _ := r.targets(p, syncN, asyncN, backups)
+	syncB, asyncB, _ := r.targets(p, syncN, asyncN, backups, nil)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error

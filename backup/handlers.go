@@ -93,10 +93,11 @@ func releaseParts(body []byte) ([]int, error) {
 func (r *Replicator) serveRecord(revert bool) cluster.MethodHandler {
 	return func(ctx context.Context, from string, body []byte) ([]byte, error) {
 		var rec Record
-		if err := cluster.Decode(body, &rec); err != nil {
-			return nil, err
+		if err := rec.ParseWire(body); err != nil {
+			return nil, cluster.Malformed(err)
 		}
-		return cluster.Encode(r.onRecord(ctx, from, &rec, revert)), nil
+		ans := r.onRecord(ctx, from, &rec, revert)
+		return ans.AppendWire(make([]byte, 0, ans.WireSize())), nil
 	}
 }
 

@@ -32,6 +32,11 @@ type Sent struct {
 	first []*cluster.PendingCall // each one's first delivery; nil if it could not be queued
 	errs  []error                // each one's outcome, once Wait returned
 	once  sync.Once
+	// The room of sync, first and errs when there is one sync backup
+	// (the common case): a write allocates no slices for them.
+	oneSync  [1]string
+	oneFirst [1]*cluster.PendingCall
+	oneErr   [1]error
 }
 
 // Send hands rec, a write admitted by ticket t, to the partition's
@@ -40,15 +45,22 @@ type Sent struct {
 // with a partition.MovedError, changing nothing, while a sync backup the
 // table names has no copy yet (its fill failed and is retried).
 func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, asyncN int, rec Record) (*Sent, error) {
-	syncB, asyncB, missing := r.targets(rec.P, syncN, asyncN, t.Backups)
+	s := &Sent{d: r, ctx: ctx, start: time.Now()}
+	syncB, asyncB, missing := r.targets(rec.P, syncN, asyncN, t.Backups, s.oneSync[:0])
 	if missing != "" {
-		r.p.Go(func() { r.refillPartition(rec.P) })
-		return nil, errMoved(rec.P)
+		p := rec.P
+		r.p.Go(func() { r.refillPartition(p) })
+		return nil, errMoved(p)
 	}
 	rec.Epoch = t.Epoch
-	body := cluster.Encode(rec)
-	s := &Sent{d: r, ctx: ctx, rec: rec, body: body, start: time.Now(), sync: syncB,
-		first: make([]*cluster.PendingCall, len(syncB)), errs: make([]error, len(syncB))}
+	s.rec, s.sync = rec, syncB
+	s.body = rec.AppendWire(make([]byte, 0, rec.WireSize()))
+	body := s.body
+	if len(syncB) <= 1 {
+		s.first, s.errs = s.oneFirst[:len(syncB)], s.oneErr[:len(syncB)]
+	} else {
+		s.first, s.errs = make([]*cluster.PendingCall, len(syncB)), make([]error, len(syncB))
+	}
 	// The first delivery to each sync backup is queued here, all of them
 	// at once; Wait collects the answers (and retries what failed), so
 	// that a write starts no goroutine for its backups.
@@ -57,13 +69,14 @@ func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, a
 			s.first[i], _ = r.p.Enqueue(ctx, a, mBackup, body)
 		}
 	}
+	p := rec.P // not rec: a closure would move it to the heap
 	for _, b := range asyncB {
 		r.p.Go(func() {
 			actx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			if err := r.sendBackup(actx, b, rec.P, body, nil); err != nil {
-				r.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", rec.P, "err", err)
-				r.p.Go(func() { r.refill([]int{rec.P}) })
+			if err := r.sendBackup(actx, b, p, body, nil); err != nil {
+				r.log.Debug("stowage: async backup failed; it is filled again", "member", b, "partition", p, "err", err)
+				r.p.Go(func() { r.refill([]int{p}) })
 			}
 		})
 	}
@@ -113,10 +126,10 @@ func (s *Sent) Revert(prevOK bool, prev Entry, comp uint64) {
 }
 
 // targets splits a map's backups by their place in p's replica set: the
-// first syncN are synchronous, the next asyncN asynchronous. filled are
-// the backups that hold the partition; missing names a synchronous one
-// that does not yet.
-func (r *Replicator) targets(p, syncN, asyncN int, filled []string) (syncB, asyncB []string, missing string) {
+// first syncN are synchronous (appended to syncB), the next asyncN
+// asynchronous. filled are the backups that hold the partition; missing
+// names a synchronous one that does not yet.
+func (r *Replicator) targets(p, syncN, asyncN int, filled []string, syncB []string) (_, asyncB []string, missing string) {
 	t, _ := r.p.Table()
 	if t == nil {
 		return nil, nil, ""
@@ -182,7 +195,7 @@ func (r *Replicator) sendBackup(ctx context.Context, b string, p int, body []byt
 		}
 		if err == nil {
 			var ans codeAns
-			if err := cluster.Decode(resp, &ans); err != nil {
+			if err := cluster.Malformed(ans.ParseWire(resp)); err != nil {
 				return err
 			}
 			switch ans.Code {

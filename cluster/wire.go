@@ -47,13 +47,21 @@ func Encode(v any) []byte {
 // ErrBadMessage: a member sent bytes that are not the message expected.
 var ErrBadMessage = errors.New("stowage: malformed message from a member")
 
+// Malformed is err, a WireParser's failure to parse a member's message,
+// as Decode returns it (nil for nil). The hot paths call a message's
+// ParseWire and AppendWire themselves: through Decode and Encode, whose
+// argument is an interface, the message would be allocated.
+func Malformed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrBadMessage, err)
+}
+
 // Decode decodes a member-protocol message.
 func Decode(b []byte, v any) error {
 	if p, ok := v.(WireParser); ok {
-		if err := p.ParseWire(b); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadMessage, err)
-		}
-		return nil
+		return Malformed(p.ParseWire(b))
 	}
 	if err := msgpack.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadMessage, err)

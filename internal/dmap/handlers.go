@@ -16,10 +16,11 @@ import (
 func (e *Engine) register() {
 	e.proto.Register(mOp, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req opReq
-		if err := cluster.Decode(body, &req); err != nil {
-			return nil, err
+		if err := req.ParseWire(body); err != nil {
+			return nil, cluster.Malformed(err)
 		}
-		return cluster.Encode(e.onOp(ctx, &req)), nil
+		ans := e.onOp(ctx, &req)
+		return ans.AppendWire(make([]byte, 0, ans.WireSize())), nil
 	})
 	e.proto.Register(mScan, cluster.CheckTable, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		var req scanReq

@@ -102,7 +102,7 @@ func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 	var b []byte
 	var err error
 	if a := e.proto.Addr(owner); a != "" && !e.proto.Alone() {
-		b, err = e.proto.Batched(ctx, a, mOp, cluster.Encode(req))
+		b, err = e.proto.Batched(ctx, a, mOp, req.AppendWire(make([]byte, 0, req.WireSize())))
 	} else {
 		err = fmt.Errorf("%w: member %s has no known address", cluster.ErrUnreachable, owner)
 	}
@@ -117,7 +117,7 @@ func (e *Engine) remote(ctx context.Context, owner string, c *heldMap, key []byt
 		return opResult{}, fmt.Errorf("stowage: map %q: %w: %w", c.name, ErrIndeterminate, err)
 	}
 	var ans opAns
-	if err := cluster.Decode(b, &ans); err != nil {
+	if err := cluster.Malformed(ans.ParseWire(b)); err != nil {
 		return opResult{}, err
 	}
 	res := opResult{old: ans.Old, had: ans.Had, wrote: ans.Wrote, ver: ans.Ver.Version()}
