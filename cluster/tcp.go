@@ -142,8 +142,8 @@ type TCPTransport struct {
 	tls     *tlsState     // nil without Security
 	hsSlots chan struct{} // a token per handshake in progress
 	count   tcpCounters
-	tasks   chan func()  // handlers for an idle worker (runTask)
-	idle    atomic.Int32 // workers waiting on tasks
+	tasks   chan *servedTask // handlers for an idle worker (runTask)
+	idle    atomic.Int32     // workers waiting on tasks
 
 	mu      sync.Mutex
 	closed  bool
@@ -196,7 +196,7 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 		inbound: map[*yamux.Session]struct{}{},
 		tls:     ts,
 		hsSlots: make(chan struct{}, opts.MaxHandshakes),
-		tasks:   make(chan func()),
+		tasks:   make(chan *servedTask),
 	}
 	if t.addr == "" {
 		t.addr = ln.Addr().String()

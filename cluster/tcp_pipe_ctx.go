@@ -28,12 +28,11 @@ type servedAfter struct {
 
 var _ context.Context = (*servedCtx)(nil)
 
-func newServedCtx(deadlineUnixNano int64) *servedCtx {
-	c := &servedCtx{}
+// init sets the deadline of a served context made in place.
+func (c *servedCtx) init(deadlineUnixNano int64) {
 	if deadlineUnixNano != 0 {
 		c.deadline = timeFromNanos(deadlineUnixNano)
 	}
-	return c
 }
 
 func (c *servedCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }

@@ -102,3 +102,9 @@ func TestPipeSweepEndsExpiredHandlers(t *testing.T) {
 		t.Errorf("once the pipe ended: %v, %v; want Canceled", future.Err(), none.Err())
 	}
 }
+
+func newServedCtx(deadlineUnixNano int64) *servedCtx {
+	c := &servedCtx{}
+	c.init(deadlineUnixNano)
+	return c
+}

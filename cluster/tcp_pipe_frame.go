@@ -200,6 +200,11 @@ var errPipeFull = errors.New("stowage/cluster: gave up waiting to queue a call")
 func (w *frameWriter) take() (out []byte, frames int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(w.buf) == 0 {
+		// Taken already (the wake-up of a frame the last write carried):
+		// buf keeps its room and spare is kept.
+		return nil, 0
+	}
 	out, frames = w.buf, w.frames
 	w.buf, w.spare, w.frames = w.spare[:0], nil, 0
 	if len(out) > 0 {

@@ -172,11 +172,22 @@ func (sp *pipeServer) sweepCalls() {
 	}
 }
 
+// servedTask is a request of a pipe whose handler is to run, with its
+// context: one allocation per call.
+type servedTask struct {
+	ctx   servedCtx
+	sp    *pipeServer
+	id    uint64
+	req   pipeReq
+	slots chan struct{}
+}
+
 // start runs the handler of one request and queues its answer; slots
 // holds a token for it, given back when it is done.
 func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
-	t := sp.t
-	ctx := newServedCtx(req.deadline)
+	task := &servedTask{sp: sp, id: id, req: req, slots: slots}
+	ctx := &task.ctx
+	ctx.init(req.deadline)
 	if ctx.expired(time.Now()) {
 		ctx.end(context.DeadlineExceeded)
 	}
@@ -187,49 +198,54 @@ func (sp *pipeServer) start(id uint64, req pipeReq, slots chan struct{}) {
 		sp.sweep.Reset(pipeSweep)
 	}
 	sp.mu.Unlock()
-	t.runTask(func() {
-		defer func() { <-slots }()
-		defer ctx.end(context.Canceled)
-		status, out := t.handle(ctx, sp.from, req.method, req.body)
-		sp.mu.Lock()
-		delete(sp.running, id)
-		sp.mu.Unlock()
-		if _, err := sp.w.queue(sp.quit, pipeOut{kind: pipeAnswer, id: id, status: status, body: out}); err != nil && ctx.Err() == nil {
-			t.log.Debug("answer not sent", "method", req.method, "from", sp.from, "err", fmt.Errorf("pipe: %w", err))
-		}
-	})
+	sp.t.runTask(task)
+}
+
+// run runs the handler and queues its answer.
+func (task *servedTask) run() {
+	sp, id, req, ctx := task.sp, task.id, task.req, &task.ctx
+	t := sp.t
+	defer func() { <-task.slots }()
+	defer ctx.end(context.Canceled)
+	status, out := t.handle(ctx, sp.from, req.method, req.body)
+	sp.mu.Lock()
+	delete(sp.running, id)
+	sp.mu.Unlock()
+	if _, err := sp.w.queue(sp.quit, pipeOut{kind: pipeAnswer, id: id, status: status, body: out}); err != nil && ctx.Err() == nil {
+		t.log.Debug("answer not sent", "method", req.method, "from", sp.from, "err", fmt.Errorf("pipe: %w", err))
+	}
 }
 
 // maxIdleWorkers bounds the goroutines kept waiting for the next
 // handler to run.
 const maxIdleWorkers = 64
 
-// runTask runs fn on a goroutine that Close waits for: one that ran a
+// runTask runs task on a goroutine that Close waits for: one that ran a
 // handler before and waits for the next, if one does (its stack has
 // grown already), else a new one. It is called from a goroutine Close
 // waits for.
-func (t *TCPTransport) runTask(fn func()) {
+func (t *TCPTransport) runTask(task *servedTask) {
 	select {
-	case t.tasks <- fn:
+	case t.tasks <- task:
 		return
 	default:
 	}
 	t.wg.Add(1)
-	go t.worker(fn)
+	go t.worker(task)
 }
 
-// worker runs fn, then the tasks handed to it while it is idle, until
+// worker runs task, then the tasks handed to it while it is idle, until
 // the transport closes or enough others are idle.
-func (t *TCPTransport) worker(fn func()) {
+func (t *TCPTransport) worker(task *servedTask) {
 	defer t.wg.Done()
 	for {
-		fn()
+		task.run()
 		if t.idle.Add(1) > maxIdleWorkers {
 			t.idle.Add(-1)
 			return
 		}
 		select {
-		case fn = <-t.tasks:
+		case task = <-t.tasks:
 			t.idle.Add(-1)
 		case <-t.ctx.Done():
 			t.idle.Add(-1)
