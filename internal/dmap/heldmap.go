@@ -99,7 +99,10 @@ type fragment struct {
 	entries  map[string]entry
 	ver      mapstore.Version // owner: last version given out; backup: highest applied
 	inflight map[uint64]struct{}
-	busy     map[string]chan struct{}
+	// busy: the keys with a write in flight (owner.go), each with the
+	// channel closed when it ends, made by the first write that waits
+	// for it (nil until then).
+	busy map[string]chan struct{}
 
 	// Owner side: ready once the data is here (loaded, taken over or
 	// new) and every backup has it.

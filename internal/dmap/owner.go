@@ -51,9 +51,15 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	k := string(key)
 	p.mu.Lock()
 	for {
-		ch := p.busy[k]
-		if ch == nil {
+		ch, busy := p.busy[k]
+		if !busy {
 			break
+		}
+		if ch == nil {
+			// The first to wait for the key's turn makes the channel: a
+			// write nobody waits for allocates none.
+			ch = make(chan struct{})
+			p.busy[k] = ch
 		}
 		p.mu.Unlock()
 		select {
@@ -87,8 +93,7 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	}
 	p.ver.Seq++
 	ver := p.ver
-	done := make(chan struct{})
-	p.busy[k] = done
+	p.busy[k] = nil // the key's turn; a channel once someone waits
 	p.inflight[ver.Seq] = struct{}{}
 	p.mu.Unlock()
 
@@ -120,8 +125,10 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		}
 	}
 	delete(p.inflight, ver.Seq)
+	if waiting := p.busy[k]; waiting != nil {
+		close(waiting)
+	}
 	delete(p.busy, k)
-	close(done)
 	p.mu.Unlock()
 	if err != nil {
 		if c.m != nil && !isMoved(err) {
