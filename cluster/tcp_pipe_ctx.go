@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,7 +13,8 @@ import (
 // caller's deadline passed: it needs no timer of its own. Contexts made
 // from it end with it, through its AfterFunc, without a goroutine.
 type servedCtx struct {
-	deadline time.Time // zero: none
+	deadline time.Time   // zero: none
+	ended    atomic.Bool // err is set: Err takes no lock before
 
 	mu    sync.Mutex
 	done  chan struct{} // made when first asked for
@@ -50,6 +52,9 @@ func (c *servedCtx) Done() <-chan struct{} {
 }
 
 func (c *servedCtx) Err() error {
+	if !c.ended.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -99,6 +104,7 @@ func (c *servedCtx) end(err error) {
 		return
 	}
 	c.err = err
+	c.ended.Store(true)
 	if c.done != nil {
 		close(c.done)
 	}

@@ -25,7 +25,7 @@ type opCtx struct {
 	parent   context.Context
 	deadline time.Time
 	own      bool        // the deadline is this context's own, enforced by the sweep
-	ended    atomic.Bool // err is set: the sweep drops it
+	ended    atomic.Bool // err is set: the sweep drops it, Err takes no lock before
 
 	mu    sync.Mutex
 	done  chan struct{} // made when first asked for
@@ -84,11 +84,10 @@ func (c *opCtx) Done() <-chan struct{} {
 // Err is the parent's error once it ended, DeadlineExceeded from the
 // deadline on, Canceled once the operation returned.
 func (c *opCtx) Err() error {
-	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	if err != nil {
-		return err
+	if c.ended.Load() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
 	}
 	if c.stopParent != nil {
 		if err := c.parent.Err(); err != nil {
