@@ -102,7 +102,13 @@ func (s *Store) collect(ctx context.Context, live liveness) error {
 	// Log files go first: a snapshot is only dropped once nothing older
 	// than the snapshots kept is left to fall back to. Another member may
 	// remove the same file at the same time; a missing file is fine.
+	// The fence is asked again before each removal: a compaction that
+	// began before it came must not go on deleting after it. Files left
+	// out here are found again by the next load.
 	for _, name := range append(logs, drop...) {
+		if s.fenced() {
+			return rerr
+		}
 		if err := s.fs.Remove(ctx, name); err != nil && !errors.Is(err, fsbackend.ErrNotExist) {
 			return fmt.Errorf("stowage/mapstore/filestore: remove %s: %w", name, err)
 		}

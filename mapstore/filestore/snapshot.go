@@ -295,6 +295,9 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		return nil
 	}
 	s.mu.Unlock()
+	if s.fenced() {
+		return nil // the fence came while the source was read
+	}
 	name := snapName(s.gen, p, upto)
 	data, live := encodeSnapshot(fileHeader{Format: FormatVersion, Partitions: uint64(s.parts), Gen: s.gen, Run: s.run}, p, upto, entries)
 	if err := fsbackend.WriteFile(ctx, s.fs, name, data); err != nil {
@@ -307,6 +310,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		_ = s.fs.Remove(ctx, name)
 		return fmt.Errorf("stowage/mapstore/filestore: snapshot %s did not read back clean: %w", name, err)
 	}
+	fenced := s.fenced() // older snapshots stay until a round after the fence
 	s.mu.Lock()
 	s.snaps[p] = insertSnap(s.snaps[p], snapFile{name: name, upto: upto, bytes: int64(len(data))})
 	var drop []snapFile
@@ -314,7 +318,7 @@ func (s *Store) snapshot(ctx context.Context, src mapstore.SnapshotSource, p int
 		s.since[p], s.deleted[p] = 0, 0
 		s.liveBytes[p], s.entries[p] = live, int64(len(entries))
 		s.acquired[p] = false
-		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain {
+		if n := len(s.snaps[p]); n > s.opts.SnapshotRetain && !fenced {
 			drop = append(drop, s.snaps[p][:n-s.opts.SnapshotRetain]...)
 			s.snaps[p] = append([]snapFile(nil), s.snaps[p][n-s.opts.SnapshotRetain:]...)
 		}
