@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -72,6 +74,91 @@ func (c *partitionCluster) metric(ctx context.Context, i int, name string) (floa
 	return sum, sc.Err()
 }
 
+// graceMap is the map the grace test fills so that partitions hold
+// enough entries for a delta (64 a partition at least).
+const graceMap = "engine_grace"
+
+// bulkPut writes the keys prefix-<n> for n in [from, to) with values
+// tag-<n> through member i, 5000 a request.
+func (c *partitionCluster) bulkPut(ctx context.Context, i int, prefix, tag string, from, to int) error {
+	for lo := from; lo < to; lo += 5000 {
+		type entry struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		}
+		var req struct {
+			Entries []entry `json:"entries"`
+		}
+		for n := lo; n < min(lo+5000, to); n++ {
+			req.Entries = append(req.Entries, entry{fmt.Sprintf("%s-%06d", prefix, n), fmt.Sprintf("%s-%06d-%s", tag, n, strings.Repeat(".", 64))})
+		}
+		body, _ := json.Marshal(req)
+		if err := c.post(ctx, i, "/v1/maps/"+graceMap+"/bulk/put", body, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bulkCheck reads the keys prefix-<n> for n in [0, to) through member i
+// and returns how many do not hold the value want(n) wrote.
+func (c *partitionCluster) bulkCheck(ctx context.Context, i int, prefix string, to int, want func(n int) string) (int, error) {
+	bad := 0
+	for lo := 0; lo < to; lo += 5000 {
+		var req struct {
+			Keys []string `json:"keys"`
+		}
+		for n := lo; n < min(lo+5000, to); n++ {
+			req.Keys = append(req.Keys, fmt.Sprintf("%s-%06d", prefix, n))
+		}
+		var resp struct {
+			Entries []struct {
+				Key   string `json:"key"`
+				Value string `json:"value"`
+			} `json:"entries"`
+		}
+		body, _ := json.Marshal(req)
+		if err := c.post(ctx, i, "/v1/maps/"+graceMap+"/bulk/get", body, &resp); err != nil {
+			return 0, err
+		}
+		got := map[string]string{}
+		for _, e := range resp.Entries {
+			got[e.Key] = e.Value
+		}
+		for n := lo; n < min(lo+5000, to); n++ {
+			if v := got[fmt.Sprintf("%s-%06d", prefix, n)]; v != fmt.Sprintf("%s-%06d-%s", want(n), n, strings.Repeat(".", 64)) {
+				bad++
+			}
+		}
+	}
+	return bad, nil
+}
+
+// post sends body to member i's path and decodes the answer into out
+// (when not nil).
+func (c *partitionCluster) post(ctx context.Context, i int, path string, body []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.addr(i)+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("POST %s at member %d: %s %s", path, i, resp.Status, b)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
 // partitionsOf returns the partitions whose replica set names id, and
 // those it owns.
 func partitionsOf(st labStatus, id string) (replica, owned []int) {
@@ -109,6 +196,12 @@ func TestClusterNetworkPartitionWithinGrace(t *testing.T) {
 	ctx := context.Background()
 	pr := startPartitionRun(t, localLabStorage, "--backup-grace", grace.String())
 	c, r := pr.c, pr.linRun
+	// 100 entries a partition: the fills and hand-overs on member 3's
+	// return are deltas.
+	const bulk = 27100
+	if err := c.bulkPut(ctx, 1, "k", "before", 0, bulk); err != nil {
+		t.Fatal(err)
+	}
 	before, err := c.status(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +250,12 @@ func TestClusterNetworkPartitionWithinGrace(t *testing.T) {
 		}
 	}
 	r.progress(t, "writes on the majority side while member 3's slots are held", 300)
+	// One entry in fifty written again while member 3 is away.
+	for n := 0; n < bulk; n += 50 {
+		if err := c.bulkPut(ctx, 1, "k", "during", n, n+1); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	linkDown.heal(c)
 	took, err := c.converged(ctx, 90*time.Second, 1, 2, 3)
@@ -188,9 +287,18 @@ func TestClusterNetworkPartitionWithinGrace(t *testing.T) {
 		}
 		deltas, saved = deltas+d, saved+s
 	}
-	t.Logf("member 3 held %d slots (%d owned): members 1 and 2 sent %.0f deltas, leaving out %.0f entries member 3 held", len(slots), len(owned), deltas, saved)
+	t.Logf("member 3 held %d slots (%d owned), about %d entries of %s: members 1 and 2 sent %.0f deltas, leaving out %.0f entries member 3 held", len(slots), len(owned), bulk*len(slots)/len(before.Replicas), graceMap, deltas, saved)
 	if deltas == 0 {
 		t.Error("no delta sent to member 3 on its return")
+	}
+	wrong, err := c.bulkCheck(ctx, 3, "k", bulk, func(n int) string {
+		if n%50 == 0 {
+			return "during"
+		}
+		return "before"
+	})
+	if err != nil || wrong != 0 {
+		t.Errorf("%d of the %d bulk entries read back wrong through member 3 (%v)", wrong, bulk, err)
 	}
 	c.setFaulty(0)
 	r.progress(t, "writes after the heal", 300)
