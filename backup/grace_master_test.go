@@ -29,7 +29,7 @@ func newGraceAcrossMaster(t *testing.T, grace time.Duration) *graceAcrossMaster 
 	c.publishMin = 2
 	c.grace = grace
 	g.m1, g.m2, g.m3, g.x = c.add(), c.add(), c.add(), c.add()
-	g.before = c.waitSafe()
+	g.before = c.waitServing(func(tab *partition.Table) bool { return inTable(tab, g.x.id) })
 	c.writeKeys(g.before, "before-", 0, 50, g.written)
 
 	g.cut = time.Now()
@@ -94,8 +94,8 @@ func TestGraceClockSurvivesMasterChange(t *testing.T) {
 	if given.Departed != nil {
 		t.Errorf("table %d keeps %v with no slot held", given.Version, given.Departed)
 	}
-	c.writeKeys(given, "during-", 0, 1, g.written)
 	final := c.waitSafe()
+	c.writeKeys(final, "after-", 0, 1, g.written)
 	c.checkReplicas(final, g.written)
 }
 

@@ -50,7 +50,7 @@ func TestRestartedMemberTakesItsHeldSlots(t *testing.T) {
 	c.publishMin = 2
 	c.grace = 2 * longStop // far beyond the test
 	m1, m2, m3 := c.add(), c.add(), c.add()
-	before := c.waitSafe()
+	before := c.waitServing(func(tab *partition.Table) bool { return inTable(tab, m3.id) })
 	written := map[int]map[string]string{}
 	c.writeKeys(before, "before-", 0, 100, written)
 
@@ -117,7 +117,7 @@ func TestAddressReusedAfterGraceIsANewMember(t *testing.T) {
 	c.publishMin = 2
 	c.grace = 300 * time.Millisecond
 	m1, m2, m3 := c.add(), c.add(), c.add()
-	tab1 := c.waitSafe()
+	tab1 := c.waitServing(func(tab *partition.Table) bool { return inTable(tab, m3.id) })
 	written := map[int]map[string]string{}
 	c.writeKeys(tab1, "before-", 0, 20, written)
 	c.kill(m3)
@@ -131,5 +131,32 @@ func TestAddressReusedAfterGraceIsANewMember(t *testing.T) {
 	if !slices.EqualFunc(joined.Owners, want.Owners, slices.Equal) {
 		t.Errorf("m4 at m3's old address joins with %v; a member that joins gets %v", joined.Owners, want.Owners)
 	}
+	c.checkReplicas(c.waitSafe(), written)
+}
+
+// A member restarted so fast that the member list still shows its old id
+// when the new one joins (failure detection has not declared it dead):
+// one process listens at an address, so the old id is taken as gone at
+// once, its slots are held, and the new id takes them.
+func TestRestartedMemberBeforeItsOldIDIsDeclaredDead(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishMin = 2
+	c.grace = 2 * longStop
+	m1, m2, m3 := c.add(), c.add(), c.add()
+	before := c.waitServing(func(tab *partition.Table) bool { return inTable(tab, m3.id) })
+	written := map[int]map[string]string{}
+	c.writeKeys(before, "before-", 0, 50, written)
+
+	m3.stop() // its entry stays in every member list
+	m3b := c.addAt("m3b", "m3")
+	c.members = []*member{m1, m2, m3b} // the live ones; the lists keep m3
+	back := c.waitServing(func(tab *partition.Table) bool { return inTable(tab, m3b.id) })
+	if !slices.Equal(slotsOf(back, m3b.id), slotsOf(before, m3.id)) || !slices.Equal(ownedBy(back, m3b.id), ownedBy(before, m3.id)) {
+		t.Errorf("m3 restarted holds %v and owns %v; m3 held %v and owned %v", slotsOf(back, m3b.id), ownedBy(back, m3b.id), slotsOf(before, m3.id), ownedBy(before, m3.id))
+	}
+	if namesAnywhere(back, m3.id) {
+		t.Errorf("table %d still names m3: %v away %v", back.Version, back.Owners, back.Away)
+	}
+	c.writeKeys(back, "after-", 0, 1, written)
 	c.checkReplicas(c.waitSafe(), written)
 }

@@ -34,16 +34,33 @@ type awayState struct {
 	since map[string]time.Time
 	addr  map[string]string
 	next  time.Time
+	// handOver: the table being made holds the slots of a member that
+	// a member at its address replaces (reclaim); once it is installed
+	// the master makes the next one at once, which hands them over.
+	handOver bool
 }
 
 // awayMembers returns the members cur names (in a replica set, or away)
-// that are not among ms (the live members, leaving or not) and whose
+// that are not among live (the live members, leaving or not) and whose
 // grace has not run out at now, and notes since when each is gone: from
 // this master's own record, else from the table (a master before it
-// saw it go), else now. Only the master loop calls it.
-func (pr *Protocol) awayMembers(cur *partition.Table, ms []Member, now time.Time) []string {
-	if pr.grace <= 0 || cur == nil {
+// saw it go), else now. It notes the address of every member of view
+// (live, or shown by the member list after it restarted). Only the
+// master loop calls it.
+func (pr *Protocol) awayMembers(cur *partition.Table, view, ms []Member, now time.Time) []string {
+	if pr.grace <= 0 {
 		pr.away = awayState{}
+		return nil
+	}
+	if pr.away.addr == nil {
+		pr.away.addr = map[string]string{}
+	}
+	for _, m := range view {
+		if m.Addr != "" {
+			pr.away.addr[m.ID] = m.Addr
+		}
+	}
+	if cur == nil {
 		return nil
 	}
 	live := make(map[string]bool, len(ms))
@@ -63,22 +80,18 @@ func (pr *Protocol) awayMembers(cur *partition.Table, ms []Member, now time.Time
 	if since == nil {
 		since = map[string]time.Time{}
 	}
-	if addr == nil {
-		addr = map[string]string{}
-	}
 	for id := range since {
 		if live[id] || !named[id] {
 			delete(since, id) // back, or no longer in the table
 		}
 	}
-	for id := range addr {
-		if !named[id] && !live[id] {
-			delete(addr, id)
-		}
+	inView := make(map[string]bool, len(view))
+	for _, m := range view {
+		inView[m.ID] = true
 	}
-	for _, m := range ms {
-		if m.Addr != "" {
-			addr[m.ID] = m.Addr
+	for id := range addr {
+		if !named[id] && !inView[id] {
+			delete(addr, id)
 		}
 	}
 	var out []string
@@ -107,7 +120,7 @@ func (pr *Protocol) awayMembers(cur *partition.Table, ms []Member, now time.Time
 		}
 	}
 	slices.Sort(out)
-	pr.away = awayState{since: since, addr: addr, next: next}
+	pr.away.since, pr.away.next = since, next
 	return out
 }
 
@@ -165,12 +178,14 @@ func (pr *Protocol) noteDeparted(next *partition.Table) {
 
 // reclaim hands the slots held for a member away to a live member at the
 // same address that the table names nowhere yet: the member restarted
-// within its grace and came back under a new id. Each away member's
+// within its grace and came back under a new id. Only slots already held
+// (in base's Away) are handed over. Each away member's
 // slots go to one live member, and a live member takes one away
 // member's slots, only when the address names exactly one of each; the
 // old id is then no longer away. It returns the table to assign from
 // and the members still away.
 func (pr *Protocol) reclaim(base *partition.Table, ms []Member, away []string) (*partition.Table, []string) {
+	pr.away.handOver = false
 	if base == nil || len(away) == 0 {
 		return base, away
 	}
@@ -189,6 +204,10 @@ func (pr *Protocol) reclaim(base *partition.Table, ms []Member, away []string) (
 			fresh[m.Addr] = append(fresh[m.Addr], m.ID)
 		}
 	}
+	held := map[string]bool{}
+	for _, id := range base.AwayMembers() {
+		held[id] = true
+	}
 	gone := map[string][]string{} // address -> members away
 	for _, id := range away {
 		if a := pr.away.addr[id]; a != "" {
@@ -201,6 +220,15 @@ func (pr *Protocol) reclaim(base *partition.Table, ms []Member, away []string) (
 		if len(ids) != 1 || len(news) != 1 {
 			continue
 		}
+		if !held[ids[0]] {
+			// Still in replica sets: the table being made moves it to
+			// the held slots (and the member at its address, new to the
+			// table, gets none meanwhile); the next one hands them over.
+			// Renaming a replica would make the new id a replica since
+			// the old one's time, with a copy it does not have.
+			pr.away.handOver = true
+			continue
+		}
 		old, now := ids[0], news[0]
 		base = base.Reclaimed(old, now)
 		out = slices.DeleteFunc(slices.Clone(out), func(id string) bool { return id == old })
@@ -209,6 +237,14 @@ func (pr *Protocol) reclaim(base *partition.Table, ms []Member, away []string) (
 		pr.log.Info("stowage: a member back under a new id takes the slots held for its old one", "member", now, "was", old, "addr", a)
 	}
 	return base, out
+}
+
+// handOverNext makes the master loop run again at once when the table
+// just installed holds slots that reclaim hands over in the next one.
+func (pr *Protocol) handOverNext() {
+	if pr.away.handOver {
+		pr.kickLoop()
+	}
 }
 
 // restartedOver returns ms without the members that another member of

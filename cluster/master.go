@@ -166,7 +166,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		b.Version = max(pushed, floor)
 		base = &b
 	}
-	away := pr.awayMembers(cur, live, time.Now())
+	away := pr.awayMembers(cur, ms, live, time.Now())
 	base, away = pr.reclaim(base, live, away)
 	next := partition.AssignHolding(ids, pr.count, pr.replicas-1, base, away)
 	pr.noteDeparted(next)
@@ -182,6 +182,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		pr.install(next)
 		pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
 		pr.publish(ms, next)
+		pr.handOverNext()
 		return
 	}
 	// With split-brain protection, a table counts only once as many
@@ -200,6 +201,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 	}
 	pr.install(next)
 	pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+	pr.handOverNext()
 }
 
 func memberKey(ms []Member) string {
