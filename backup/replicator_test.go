@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"log/slog"
 	"slices"
 	"strings"
@@ -80,9 +79,6 @@ func (c *testCluster) addAt(id, addr string) *member {
 	m.view.Set(append(others, m.self)...)
 	m.tr = c.net.Transport(id)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("BT_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("m", id)
-	}
 	m.proto = cluster.NewProtocol(cluster.ProtocolConfig{View: m.view, Transport: m.tr, Partitions: parts, Replicas: 2,
 		PublishMin: c.publishMin, Lease: c.lease, BackupGrace: c.grace, Timeout: longStop, Closed: errClosed, Logger: log})
 	m.repl = backup.New(backup.Config{Protocol: m.proto, Holder: m.h, Workers: 2, Closed: errClosed, Logger: log})
