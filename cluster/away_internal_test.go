@@ -107,3 +107,19 @@ func TestAddrInID(t *testing.T) {
 		}
 	}
 }
+
+// Two members of the list at one transport address: the one started
+// last is the process there; on a tie neither is taken as gone.
+func TestNewestAt(t *testing.T) {
+	at := func(id, rpc string, s int64) Member { return Member{ID: id, RPC: rpc, Started: time.Unix(s, 0)} }
+	got := newestAt([]Member{at("a", "x", 1), at("b", "y", 2), at("a2", "x", 3), at("c", "z", 4)})
+	if len(got) != 1 || got["x"].ID != "a2" {
+		t.Errorf("newestAt: %v, want a2 at x", got)
+	}
+	if got := newestAt([]Member{at("a2", "x", 3), at("a", "x", 1), at("a1", "x", 2)}); len(got) != 1 || got["x"].ID != "a2" {
+		t.Errorf("newestAt, newest first: %v, want a2 at x", got)
+	}
+	if got := newestAt([]Member{at("a", "x", 1), at("b", "x", 1)}); len(got) != 0 {
+		t.Errorf("newestAt on a tie: %v, want none", got)
+	}
+}

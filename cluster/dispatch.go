@@ -63,15 +63,21 @@ func (pr *Protocol) callerID(from string) string {
 	if id := pr.IDOf(from); id != "" && pr.IsLive(id) {
 		return id
 	}
+	// The member started last at the address: an older one there is a
+	// process gone (newestAt).
+	var found *Member
 	for _, m := range pr.view.Members() {
-		if m.RPC == from {
-			pr.mu.Lock()
-			pr.addrs[m.ID] = m.RPC
-			pr.mu.Unlock()
-			return m.ID
+		if m.RPC == from && (found == nil || m.Started.After(found.Started)) {
+			found = &m
 		}
 	}
-	return ""
+	if found == nil {
+		return ""
+	}
+	pr.mu.Lock()
+	pr.addrs[found.ID] = found.RPC
+	pr.mu.Unlock()
+	return found.ID
 }
 
 // isMaster reports whether member id is the master of this member's
