@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,5 +122,58 @@ func TestNewestAt(t *testing.T) {
 	}
 	if got := newestAt([]Member{at("a", "x", 1), at("b", "x", 1)}); len(got) != 0 {
 		t.Errorf("newestAt on a tie: %v, want none", got)
+	}
+}
+
+// reclaim hands held slots over one to one: a member new to the table at
+// the address of one member away takes its slots; two members away at
+// one address, or two new members at one, match nothing; a member the
+// table already names, or one whose old id is still a replica, takes
+// nothing (yet).
+func TestReclaimIsOneToOne(t *testing.T) {
+	held := func(ids ...string) *partition.Table {
+		tab := &partition.Table{Version: 5, Owners: [][]string{{"a"}, {"a"}, {"b"}}, Away: make([][]string, 3), AwayOwner: make([]string, 3)}
+		for i, id := range ids {
+			tab.Away[i] = []string{id}
+		}
+		tab.AwayOwner[0] = ids[0]
+		return tab
+	}
+	mk := func(addr map[string]string) *Protocol {
+		return &Protocol{grace: time.Minute, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			away: awayState{since: map[string]time.Time{}, addr: addr}}
+	}
+	live := func(ids ...string) []Member {
+		ms := []Member{{ID: "a", Addr: "ha"}, {ID: "b", Addr: "hb"}}
+		for _, id := range ids {
+			ms = append(ms, Member{ID: id, Addr: "hx"})
+		}
+		return ms
+	}
+
+	pr := mk(map[string]string{"x": "hx"})
+	base, away := pr.reclaim(held("x"), live("x2"), []string{"x"})
+	if len(away) != 0 || !slices.Equal(base.AwayFrom(0), []string{"x2"}) || base.AwayOwnerOf(0) != "x2" {
+		t.Errorf("one member back at x's address: away %v, slots %v, owner %q", away, base.Away, base.AwayOwnerOf(0))
+	}
+
+	pr = mk(map[string]string{"x": "hx", "y": "hx"})
+	if base, away := pr.reclaim(held("x", "y"), live("x2"), []string{"x", "y"}); len(away) != 2 || base.AwayOwnerOf(0) != "x" {
+		t.Errorf("two members away at one address: away %v, slots %v", away, base.Away)
+	}
+	pr = mk(map[string]string{"x": "hx"})
+	if base, away := pr.reclaim(held("x"), live("x2", "x3"), []string{"x"}); len(away) != 1 || base.AwayOwnerOf(0) != "x" {
+		t.Errorf("two new members at one address: away %v, slots %v", away, base.Away)
+	}
+	pr = mk(map[string]string{"x": "hx"})
+	tab := held("x")
+	tab.Owners[2] = []string{"b", "x2"} // x2 is a replica already
+	if base, away := pr.reclaim(tab, live("x2"), []string{"x"}); len(away) != 1 || base.AwayOwnerOf(0) != "x" {
+		t.Errorf("a member the table names: away %v, slots %v", away, base.Away)
+	}
+	pr = mk(map[string]string{"x": "hx"})
+	tab = &partition.Table{Version: 5, Owners: [][]string{{"x", "a"}, {"a"}, {"b"}}}
+	if base, away := pr.reclaim(tab, live("x2"), []string{"x"}); len(away) != 1 || !slices.Equal(base.Owners[0], []string{"x", "a"}) || !pr.away.handOver {
+		t.Errorf("old id still a replica: away %v, owners %v, hand over next %v", away, base.Owners, pr.away.handOver)
 	}
 }
