@@ -87,12 +87,16 @@ type PartitionTable struct {
 	// graceful leave and whose replica slot is held for their return
 	// (Options.BackupGrace); omitted when none is.
 	Away [][]string `json:"away,omitempty"`
+	// AwaySince is, per member of Away, since when it is gone (the wall
+	// clock of the master that first saw it gone); its slots are given
+	// to the others once the grace has run from then.
+	AwaySince map[string]time.Time `json:"away_since,omitempty"`
 }
 
 // PartitionTable returns a copy of this member's current partition table.
 func (n *Node) PartitionTable() PartitionTable {
 	v, owners := n.e.Table()
-	return PartitionTable{Version: v, Replicas: owners, Away: n.e.TableAway()}
+	return PartitionTable{Version: v, Replicas: owners, Away: n.e.TableAway(), AwaySince: n.e.TableAwaySince()}
 }
 
 // TakeOver is one batch of partitions this member took ownership of

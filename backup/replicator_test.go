@@ -58,9 +58,16 @@ func newTestCluster(t *testing.T) *testCluster {
 
 // add starts a member that sees the live members and is seen by them.
 func (c *testCluster) add() *member {
+	id := fmt.Sprintf("m%d", c.seq+1)
+	return c.addAt(id, id)
+}
+
+// addAt is add with the member's id and its advertised address given:
+// a member restarted comes back at its address under a new id. It
+// starts after every member before it.
+func (c *testCluster) addAt(id, addr string) *member {
 	c.seq++
-	id := fmt.Sprintf("m%d", c.seq)
-	m := &member{id: id, self: cluster.Member{ID: id, Addr: id, RPC: id, Run: id, Started: time.Unix(int64(c.seq), 0)}, h: newFakeHolder(parts)}
+	m := &member{id: id, self: cluster.Member{ID: id, Addr: addr, RPC: id, Run: id, Started: time.Unix(int64(c.seq), 0)}, h: newFakeHolder(parts)}
 	// Like a member that joins through its member list, the new member
 	// sees the others from the start (before any of them sees it and
 	// sends it a table).

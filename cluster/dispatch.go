@@ -63,15 +63,21 @@ func (pr *Protocol) callerID(from string) string {
 	if id := pr.IDOf(from); id != "" && pr.IsLive(id) {
 		return id
 	}
+	// The member started last at the address: an older one there is a
+	// process gone (newestAt).
+	var found *Member
 	for _, m := range pr.view.Members() {
-		if m.RPC == from {
-			pr.mu.Lock()
-			pr.addrs[m.ID] = m.RPC
-			pr.mu.Unlock()
-			return m.ID
+		if m.RPC == from && (found == nil || m.Started.After(found.Started)) {
+			found = &m
 		}
 	}
-	return ""
+	if found == nil {
+		return ""
+	}
+	pr.mu.Lock()
+	pr.addrs[found.ID] = found.RPC
+	pr.mu.Unlock()
+	return found.ID
 }
 
 // isMaster reports whether member id is the master of this member's
@@ -169,14 +175,37 @@ type tableMsg struct {
 	Order   []string   `msgpack:"r,omitempty"`
 	Away    [][]string `msgpack:"a,omitempty"`
 	AwayOwn []string   `msgpack:"ao,omitempty"`
+	// Departed is partition.Table.Departed; a table from a member that
+	// predates it has none.
+	Departed map[string]departedMsg `msgpack:"d,omitempty"`
+}
+
+// departedMsg is a partition.Departed on the wire.
+type departedMsg struct {
+	Since int64  `msgpack:"s"`
+	Addr  string `msgpack:"a,omitempty"`
 }
 
 func (tm tableMsg) table() *partition.Table {
-	return &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined, Order: tm.Order, Away: tm.Away, AwayOwner: tm.AwayOwn}
+	t := &partition.Table{Version: tm.Version, Owners: tm.Owners, Since: tm.Since, Joined: tm.Joined, Order: tm.Order, Away: tm.Away, AwayOwner: tm.AwayOwn}
+	if len(tm.Departed) > 0 {
+		t.Departed = make(map[string]partition.Departed, len(tm.Departed))
+		for id, d := range tm.Departed {
+			t.Departed[id] = partition.Departed(d)
+		}
+	}
+	return t
 }
 
 func tableOf(t *partition.Table) tableMsg {
-	return tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined, Order: t.Order, Away: t.Away, AwayOwn: t.AwayOwner}
+	tm := tableMsg{Version: t.Version, Owners: t.Owners, Since: t.Since, Joined: t.Joined, Order: t.Order, Away: t.Away, AwayOwn: t.AwayOwner}
+	if len(t.Departed) > 0 {
+		tm.Departed = make(map[string]departedMsg, len(t.Departed))
+		for id, d := range t.Departed {
+			tm.Departed[id] = departedMsg(d)
+		}
+	}
+	return tm
 }
 
 // registerOwn registers the protocol's own methods.

@@ -62,7 +62,11 @@ func (pr *Protocol) OwnerOf(ctx context.Context, p int) (string, error) {
 // install makes t the current table if it is newer, and hands it to the
 // layer above (onTable).
 func (pr *Protocol) install(t *partition.Table) bool {
-	if t == nil || len(t.Owners) != pr.count || len(t.Away) != 0 && len(t.Away) != pr.count || len(t.AwayOwner) != 0 && len(t.AwayOwner) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
+	if t == nil || len(t.Owners) != pr.count || t.Version <= 0 || t.Version > MaxTableVersion {
+		return false
+	}
+	if err := t.CheckAway(); err != nil {
+		pr.log.Warn("stowage: partition table refused", "err", err)
 		return false
 	}
 	// Tables are installed one at a time, so that the layer above never
@@ -147,8 +151,9 @@ func (pr *Protocol) rebalance(ms []Member) {
 		pr.takeOffers(ms)
 		cur, _ = pr.Table()
 	}
-	ids := make([]string, 0, len(ms))
-	for _, m := range ms {
+	live := pr.restartedOver(ms)
+	ids := make([]string, 0, len(live))
+	for _, m := range live {
 		if !m.Draining {
 			ids = append(ids, m.ID)
 		}
@@ -168,7 +173,10 @@ func (pr *Protocol) rebalance(ms []Member) {
 		b.Version = max(pushed, floor)
 		base = &b
 	}
-	next := partition.AssignHolding(ids, pr.count, pr.replicas-1, base, pr.awayMembers(cur, ms, time.Now()))
+	away := pr.awayMembers(cur, ms, live, time.Now())
+	base, away = pr.reclaim(base, live, away)
+	next := partition.AssignHolding(ids, pr.count, pr.replicas-1, base, away)
+	pr.noteDeparted(next)
 	if cur != nil && floor <= cur.Version && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) && sameAway(next, cur) {
 		pr.publish(ms, cur)
 		return
@@ -181,6 +189,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		pr.install(next)
 		pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
 		pr.publish(ms, next)
+		pr.handOverNext()
 		return
 	}
 	// With split-brain protection, a table counts only once as many
@@ -199,6 +208,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 	}
 	pr.install(next)
 	pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
+	pr.handOverNext()
 }
 
 func memberKey(ms []Member) string {

@@ -212,6 +212,7 @@ func (pr *Protocol) Go(fn func()) bool {
 // addresses. A member whose transport refuses connections is left out.
 func (pr *Protocol) Members() []Member {
 	ms := pr.view.Members()
+	newest := newestAt(ms)
 	pr.mu.Lock()
 	clear(pr.live)
 	out := ms[:0:0]
@@ -220,6 +221,12 @@ func (pr *Protocol) Members() []Member {
 			pr.addrs[m.ID] = m.RPC
 		}
 		if _, down := pr.down[m.ID]; down {
+			continue
+		}
+		if n, ok := newest[m.RPC]; ok && n.ID != m.ID && m.ID != pr.self {
+			// A member started again at this transport address: this
+			// entry is the process before it, which failure detection
+			// has not declared dead yet.
 			continue
 		}
 		pr.live[m.ID] = true
@@ -342,12 +349,58 @@ func (pr *Protocol) Addr(id string) string {
 func (pr *Protocol) IDOf(addr string) string {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	other := ""
 	for id, a := range pr.addrs {
 		if a == addr {
-			return id
+			if pr.live[id] {
+				return id
+			}
+			other = id
 		}
 	}
-	return ""
+	return other
+}
+
+// newestAt returns, per transport address that more than one member of
+// ms has, the member that started last there (none on a tie): one
+// process listens at an address, so the others are processes gone.
+func newestAt(ms []Member) map[string]Member {
+	if len(ms) < 2 {
+		return nil
+	}
+	first := make(map[string]Member, len(ms))
+	var out map[string]Member
+	var tie map[string]bool
+	for _, m := range ms {
+		if m.RPC == "" {
+			continue
+		}
+		n, ok := first[m.RPC]
+		if !ok {
+			first[m.RPC] = m
+			continue
+		}
+		if out == nil {
+			out, tie = map[string]Member{}, map[string]bool{}
+		}
+		if o, ok := out[m.RPC]; ok {
+			n = o
+		}
+		switch {
+		case m.Started.After(n.Started):
+			out[m.RPC], tie[m.RPC] = m, false
+		case m.Started.Equal(n.Started):
+			out[m.RPC], tie[m.RPC] = n, true
+		default:
+			out[m.RPC] = n
+		}
+	}
+	for a, t := range tie {
+		if t {
+			delete(out, a) // a tie: neither is taken as gone
+		}
+	}
+	return out
 }
 
 // CallMember sends req (encoded) to the member with id.

@@ -31,10 +31,16 @@ type Status struct {
 	Members           []stowage.MemberInfo `json:"members"`
 	// Owners holds each partition's owner ("" for none; empty before the
 	// first table).
-	Owners      []string           `json:"owners"`
-	Maps        []MapStatus        `json:"maps"`
-	Checkpoints *CheckpointStatus  `json:"checkpoints"` // null: no checkpoint storage given to the handler
-	TakeOvers   []stowage.TakeOver `json:"take_overs"`
+	Owners []string `json:"owners"`
+	// Replicas holds each partition's replica set, owner first; Away
+	// and AwaySince the slots held for members away and since when each
+	// is gone (stowage.PartitionTable), omitted when none is.
+	Replicas    [][]string           `json:"replicas"`
+	Away        [][]string           `json:"away,omitempty"`
+	AwaySince   map[string]time.Time `json:"away_since,omitempty"`
+	Maps        []MapStatus          `json:"maps"`
+	Checkpoints *CheckpointStatus    `json:"checkpoints"` // null: no checkpoint storage given to the handler
+	TakeOvers   []stowage.TakeOver   `json:"take_overs"`
 	// ClusterTakeOvers is every live member's take-overs, newest first,
 	// and the members that did not answer in time.
 	ClusterTakeOvers stowage.ClusterTakeOvers `json:"cluster_take_overs"`
@@ -96,7 +102,12 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 		st.TakeOvers = []stowage.TakeOver{}
 	}
 	st.ClusterTakeOvers = n.ClusterTakeOvers(ctx)
-	for _, rs := range n.PartitionTable().Replicas {
+	pt := n.PartitionTable()
+	st.Replicas, st.Away, st.AwaySince = pt.Replicas, pt.Away, pt.AwaySince
+	if st.Replicas == nil {
+		st.Replicas = [][]string{}
+	}
+	for _, rs := range pt.Replicas {
 		owner := ""
 		if len(rs) > 0 {
 			owner = rs[0]

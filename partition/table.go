@@ -39,24 +39,11 @@ type Table struct {
 	// time, it owns the partition again, so that ownership and backups
 	// return to where they were instead of being balanced anew.
 	AwayOwner []string
-}
-
-// AwayOwnerOf returns the member away that owned partition p when it
-// left, or "".
-func (t *Table) AwayOwnerOf(p int) string {
-	if p < 0 || p >= len(t.AwayOwner) {
-		return ""
-	}
-	return t.AwayOwner[p]
-}
-
-// AwayFrom returns the members whose slot in partition p's replica set
-// is held for their return.
-func (t *Table) AwayFrom(p int) []string {
-	if p < 0 || p >= len(t.Away) {
-		return nil
-	}
-	return t.Away[p]
+	// Departed is, per member named in Away (nil when none), what the
+	// masters keep of it while its slots are held: since when it is gone
+	// and where it was, so that a new master continues its grace and a
+	// member back under a new id (a restart) is known by its address.
+	Departed map[string]Departed
 }
 
 // AdmitOrder returns prev's Order followed by the members it does not
@@ -182,7 +169,8 @@ func Assign(members []string, partitions, backups int, prev *Table) *Table {
 // among members takes its slots again, as a backup placed after the
 // others (its copy is filled again, by a delta where it still holds
 // one); one left out of away (its grace ran out) loses them, and they are
-// filled as Assign fills any gap.
+// filled as Assign fills any gap. The new table keeps prev's Departed of
+// the members it still holds slots for.
 func AssignHolding(members []string, partitions, backups int, prev *Table, away []string) *Table {
 	n := len(members)
 	t := &Table{Version: 1, Owners: make([][]string, partitions)}
@@ -246,6 +234,14 @@ func AssignHolding(members []string, partitions, backups int, prev *Table, away 
 				t.AwayOwner = make([]string, partitions)
 			}
 			t.AwayOwner[p] = a.heldOwner[p]
+		}
+	}
+	for _, id := range t.AwayMembers() {
+		if d, ok := prev.Departed[id]; ok {
+			if t.Departed == nil {
+				t.Departed = map[string]Departed{}
+			}
+			t.Departed[id] = d
 		}
 	}
 	t.Since = make([]int64, partitions)

@@ -44,6 +44,8 @@ type partitionCluster struct {
 	// ordinary clients leave it alone (only the probes go on asking it).
 	faulty int
 	probes []probeWrite
+	// nodeArgs are added to every member's command line.
+	nodeArgs []string
 }
 
 // probeWrite is one write of a probe: a key of its own, written once
@@ -151,6 +153,7 @@ func (c *partitionCluster) start(ctx context.Context, i int) {
 		// The API listens on the point-to-point link to the test's client
 		// namespace, which nothing else can reach.
 		"--insecure-http"}
+	argv = append(argv, c.nodeArgs...)
 	if os.Getenv("STOWAGE_TEST_NODE_DEBUG") != "" {
 		argv = append(argv, "-v")
 	}
@@ -369,12 +372,13 @@ type partitionRun struct {
 }
 
 // startPartitionRun starts three members in their namespaces, persisting
-// to storage (see newPartitionCluster), and the clients, and waits for 300
-// acknowledged writes.
-func startPartitionRun(t *testing.T, storage func(lab *netLab, dir string) labStorage) *partitionRun {
+// to storage (see newPartitionCluster), with nodeArgs added to their
+// command lines, and the clients, and waits for 300 acknowledged writes.
+func startPartitionRun(t *testing.T, storage func(lab *netLab, dir string) labStorage, nodeArgs ...string) *partitionRun {
 	t.Helper()
 	ctx := context.Background()
 	c := newPartitionCluster(t, 3, storage)
+	c.nodeArgs = nodeArgs
 	for i := 1; i <= 3; i++ {
 		c.start(ctx, i)
 	}

@@ -3,6 +3,7 @@ package dmap
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/stowage/stowage/backup"
 	"github.com/stowage/stowage/mapstore"
@@ -35,6 +36,23 @@ func (e *Engine) TableAway() [][]string {
 		away[p] = slices.Clone(a)
 	}
 	return away
+}
+
+// TableAwaySince returns since when each member whose slots the table
+// holds has been gone, as the master that first saw it gone recorded it
+// (nil when the table holds none, or does not say).
+func (e *Engine) TableAwaySince() map[string]time.Time {
+	t, _ := e.proto.Table()
+	if t == nil || len(t.Departed) == 0 {
+		return nil
+	}
+	out := make(map[string]time.Time, len(t.Departed))
+	for id, d := range t.Departed {
+		if d.Since > 0 {
+			out[id] = time.Unix(0, d.Since).UTC()
+		}
+	}
+	return out
 }
 
 // TakeOvers returns the last take-overs of this member, oldest first.
