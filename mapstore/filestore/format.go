@@ -67,24 +67,28 @@ func payloadErr(r *record.Reader) error {
 }
 
 // appendRecord frames one log record onto dst.
-func appendRecord(dst []byte, r *mapstore.Record, scratch []byte) ([]byte, []byte) {
-	p := scratch[:0]
-	p = record.AppendUvarint(p, uint64(r.Partition))
-	p = record.AppendUvarint(p, r.Version.Epoch)
-	p = record.AppendUvarint(p, r.Version.Seq)
-	p = record.AppendBytes(p, r.Key)
+func appendRecord(dst []byte, r *mapstore.Record) []byte {
 	typ := byte(typePut)
 	switch {
 	case r.Deleted:
 		typ = typeDelete
 	case r.Expires != 0:
 		typ = typePutExp
+	}
+	start := len(dst)
+	p := record.BeginFrame(dst, typ)
+	p = record.AppendUvarint(p, uint64(r.Partition))
+	p = record.AppendUvarint(p, r.Version.Epoch)
+	p = record.AppendUvarint(p, r.Version.Seq)
+	p = record.AppendBytes(p, r.Key)
+	switch typ {
+	case typePutExp:
 		p = record.AppendUvarint(p, uint64(r.Expires))
 		p = append(p, r.Value...)
-	default:
+	case typePut:
 		p = append(p, r.Value...)
 	}
-	return record.Append(dst, typ, p), p
+	return record.EndFrame(p, start)
 }
 
 // logEntry is one decoded log record; epoch starts have Epoch set and no
