@@ -146,6 +146,7 @@ type Store struct {
 	snapped   bool          // a snapshot was written since the last collect
 	lastWrite time.Time     // when the last batch became durable
 	progress  chan struct{} // closed and replaced when compaction deleted files
+	check     liveCheck     // what the snapshot source said was live (livecheck.go)
 
 	compactMu sync.Mutex // one compaction at a time
 	refreshMu sync.Mutex // one refresh at a time

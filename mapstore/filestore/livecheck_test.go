@@ -1,0 +1,62 @@
+package filestore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stowage/stowage/mapstore"
+)
+
+// TestNewKeysAreNotSnapshottedWhileWritten: a map written with new keys
+// only has a log that is all live; once the log is over its budget (4
+// MiB with no snapshot yet) a compaction asks the snapshot source what is
+// live and writes no snapshot, since it would free nothing. Overwriting
+// the same keys then makes the log dead, and the next compactions
+// snapshot and collect it, so that the disk comes back within twice the
+// live bytes.
+func TestNewKeysAreNotSnapshottedWhileWritten(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, m, _ := openSmallMap(t, dir)
+	defer s.Close()
+	const keys, batch = 24_000, 200 // about 6.5 MiB of 256 B values: over the budget, under 64 KiB a partition
+	write := func(round int) {
+		for i := 0; i < keys; i += batch {
+			if err := s.Admit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var rs []mapstore.Record
+			for k := i; k < min(i+batch, keys); k++ {
+				key := fmt.Sprintf("key-%06d", k)
+				v := fmt.Sprintf("%s-round-%d-", key, round)
+				rs = append(rs, m.begin(key, []byte(v+strings.Repeat("v", 256-len(v)))))
+			}
+			if err := s.StoreAll(ctx, rs); err != nil {
+				t.Fatal(err)
+			}
+			m.done(rs)
+		}
+	}
+	write(0)
+	// Right after the last write, so that the store does not count as
+	// idle (which snapshots an all-live log once, to load faster).
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(snapFiles(t, dir)); n != 0 {
+		t.Errorf("%d snapshot files after writing %d new keys (%d live bytes, %d on disk): the log was all live", n, keys, m.liveBytes(), dirSize(dir))
+	}
+	write(1)
+	write(2)
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(snapFiles(t, dir)); n == 0 {
+		t.Errorf("no snapshot after overwriting every key twice (%d live bytes, %d on disk)", m.liveBytes(), dirSize(dir))
+	}
+	if disk, live := dirSize(dir), m.liveBytes(); disk > 2*live+16<<20 {
+		t.Errorf("%d bytes on disk for %d live", disk, live)
+	}
+}
