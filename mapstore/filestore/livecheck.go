@@ -20,7 +20,10 @@ import (
 // since counts as dead, so that the disk bound holds whatever the writes
 // are: a check only postpones a compaction until the dead bytes, not the
 // log, are over the budget (a log's framing counts as dead: snapshots
-// hold the same entries in fewer bytes).
+// hold the same entries in fewer bytes). A log under logSlack (smaller
+// segments make a smaller budget) is snapshotted as before without a
+// check: that rewrites little, and rolls the segment being written more
+// often, so that little is left in it once the map is idle.
 
 // liveCheck is what the last check found.
 type liveCheck struct {

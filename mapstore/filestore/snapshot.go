@@ -131,11 +131,11 @@ func (s *Store) Compact(ctx context.Context) error {
 	live := s.liveness()
 	s.mu.Lock()
 	all, roll := s.overBudget()
-	recheck := all && !s.quiet()
+	recheck := all && !s.quiet() && s.collectableBytes() >= logSlack
 	s.mu.Unlock()
 	if recheck {
-		// Over the budget while written: snapshot only if enough of the
-		// log is dead (livecheck.go).
+		// Over the budget while written, with a log of a few MiB: snapshot
+		// only if enough of it is dead (livecheck.go).
 		if err := s.checkLive(ctx, src); err != nil {
 			return err
 		}
