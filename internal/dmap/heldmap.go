@@ -137,6 +137,9 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 	entries := map[string]entry{}
 	var maxV mapstore.Version
 	var err error
+	// Entries are stamped as they are loaded (the load is their last
+	// access), not in a second pass over the map.
+	now := nowNanos()
 	if kr, ok := c.store.(mapstore.KeyReplayer); ok {
 		// The snapshot's entries, then the log's records in version
 		// order, none twice: applying each in turn keeps the highest
@@ -148,7 +151,7 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			if r.Deleted {
 				delete(entries, k)
 			} else {
-				entries[k] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+				entries[k] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
@@ -168,13 +171,13 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			case r.Deleted:
 				delete(entries, string(r.Key))
 			default:
-				entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+				entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
 	} else {
 		err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-			entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+			entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			if maxV.Less(r.Version) {
 				maxV = r.Version
 			}
@@ -188,10 +191,6 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 		if lv := vs.LastVersion(p.id); maxV.Less(lv) {
 			maxV = lv
 		}
-	}
-	now := nowNanos()
-	for k, e := range entries {
-		entries[k] = c.stamp(e, now)
 	}
 	p.mu.Lock()
 	p.entries = entries
