@@ -91,6 +91,30 @@ func appendRecord(dst []byte, r *mapstore.Record) []byte {
 	return record.EndFrame(p, start)
 }
 
+// recordSize is len(appendRecord(nil, r)), without making the record.
+func recordSize(r *mapstore.Record) int {
+	n := record.HeaderSize + uvarintLen(uint64(r.Partition)) + uvarintLen(r.Version.Epoch) + uvarintLen(r.Version.Seq) +
+		uvarintLen(uint64(len(r.Key))) + len(r.Key)
+	switch {
+	case r.Deleted:
+	case r.Expires != 0:
+		n += uvarintLen(uint64(r.Expires)) + len(r.Value)
+	default:
+		n += len(r.Value)
+	}
+	return n
+}
+
+// uvarintLen is the length of v as a uvarint.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
 // logEntry is one decoded log record; epoch starts have Epoch set and no
 // key. A put with a deadline (typePutExp) decodes as typePut with exp set.
 type logEntry struct {

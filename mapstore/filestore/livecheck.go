@@ -19,8 +19,7 @@ import (
 // the snapshots' live bytes, and until the next check every byte written
 // since counts as dead, so that the disk bound holds whatever the writes
 // are: a check only postpones a compaction until the dead bytes, not the
-// log, are over the budget (a log's framing counts as dead: snapshots
-// hold the same entries in fewer bytes). A log under logSlack (smaller
+// log, are over the budget. A log under logSlack (smaller
 // segments make a smaller budget) is snapshotted as before without a
 // check: that rewrites little, and rolls the segment being written more
 // often, so that little is left in it once the map is idle.
@@ -43,22 +42,22 @@ func (s *Store) deadEstimate() int64 {
 	return s.check.dead + max(0, logBytes-s.check.log)
 }
 
-// checkLive asks src for the live bytes of every owned partition and
-// records what is dead (liveCheck). Partitions liveTotal counts that this
-// store does not own count with their snapshots' live bytes.
+// checkLive asks src for the live entries of every owned partition and
+// records what is dead (liveCheck): of the partition's newest snapshot,
+// its live bytes less those of the entries it still holds (versions up
+// to its own); of the log, its bytes less the records of the entries
+// written since (their framed size). The log of partitions this store
+// does not own counts as dead.
 func (s *Store) checkLive(ctx context.Context, src mapstore.SnapshotSource) error {
 	s.mu.Lock()
 	owned := make([]int, 0, s.parts)
-	var live int64
 	for p := 0; p < s.parts; p++ {
-		switch {
-		case s.owned[p]:
+		if s.owned[p] {
 			owned = append(owned, p)
-		case !s.shared():
-			live += s.liveBytes[p]
 		}
 	}
 	s.mu.Unlock()
+	var inLog, snapDead int64
 	for _, p := range owned {
 		entries, _, err := src(ctx, p)
 		if err != nil {
@@ -70,13 +69,27 @@ func (s *Store) checkLive(ctx context.Context, src mapstore.SnapshotSource) erro
 			}
 			return fmt.Errorf("stowage/mapstore/filestore: snapshot source for partition %d: %w", p, err)
 		}
-		for i := range entries {
-			live += int64(len(entries[i].Key) + len(entries[i].Value))
+		s.mu.Lock()
+		var upto mapstore.Version
+		sn := s.snaps[p]
+		if n := len(sn); n > 0 {
+			upto = sn[n-1].upto
 		}
+		snapLive := s.liveBytes[p]
+		s.mu.Unlock()
+		var inSnap int64
+		for i := range entries {
+			if e := &entries[i]; len(sn) > 0 && !upto.Less(e.Version) {
+				inSnap += int64(len(e.Key) + len(e.Value))
+			} else {
+				inLog += int64(recordSize(e))
+			}
+		}
+		snapDead += max(0, snapLive-inSnap)
 	}
 	s.mu.Lock()
 	logBytes := s.collectableBytes()
-	s.check = liveCheck{ok: true, log: logBytes, dead: max(0, s.liveTotal()+logBytes-live)}
+	s.check = liveCheck{ok: true, log: logBytes, dead: snapDead + max(0, logBytes-inLog)}
 	s.mu.Unlock()
 	return nil
 }
