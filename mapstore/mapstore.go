@@ -77,7 +77,8 @@ type MapStore interface {
 // memory, so that compaction never needs to re-read the log. Upto is a
 // version such that every change of the partition at or below it is
 // reflected in entries (entries may also reflect later ones; each carries
-// its own version).
+// its own version). The entries' keys and values may share memory with
+// the source's: a store reads them and never modifies them.
 type SnapshotSource func(ctx context.Context, p int) (entries []Record, upto Version, err error)
 
 // Snapshotter is implemented by stores that compact from memory.

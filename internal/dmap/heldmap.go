@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
@@ -287,7 +288,9 @@ func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record
 	}
 	out := make([]mapstore.Record, 0, len(p.entries))
 	for k, e := range p.entries {
-		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: []byte(k), Value: e.val, Expires: e.exp})
+		// The key's bytes are the map's string's, not a copy: a store
+		// only reads them (mapstore.SnapshotSource).
+		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: unsafe.Slice(unsafe.StringData(k), len(k)), Value: e.val, Expires: e.exp})
 	}
 	return out, upto, nil
 }
