@@ -90,6 +90,18 @@ type Snapshotter interface {
 	Compact(ctx context.Context) error
 }
 
+// LiveSizes calls fn for each live entry of partition p with the lengths
+// of its key and value, its version and its deadline (0: none): what a
+// store needs to tell how much of what it holds is live, without the
+// entries being gathered as for a snapshot.
+type LiveSizes func(ctx context.Context, p int, fn func(keyLen, valueLen int, v Version, expires int64)) error
+
+// LiveSizer is implemented by Snapshotters that count live bytes with
+// LiveSizes when they have it, rather than with the SnapshotSource.
+type LiveSizer interface {
+	SetLiveSizes(sizes LiveSizes)
+}
+
 // The interfaces below are optional: the map looks for them on a
 // MapStore and uses what it finds. A store without them still works, with
 // the limits each one names.

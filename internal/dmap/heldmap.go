@@ -128,6 +128,9 @@ func newHeldMap(n *Engine, name string, count int, store mapstore.MapStore, lazy
 	if sn, ok := store.(mapstore.Snapshotter); ok {
 		sn.SetSnapshotSource(c.snapshotSource)
 	}
+	if ls, ok := store.(mapstore.LiveSizer); ok {
+		ls.SetLiveSizes(c.liveSizes)
+	}
 	return c
 }
 
@@ -293,6 +296,18 @@ func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record
 		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: unsafe.Slice(unsafe.StringData(k), len(k)), Value: e.val, Expires: e.exp})
 	}
 	return out, upto, nil
+}
+
+// liveSizes gives the store the sizes of partition id's entries, as
+// snapshotSource gives it the entries (mapstore.LiveSizes).
+func (c *heldMap) liveSizes(_ context.Context, id int, fn func(keyLen, valueLen int, v mapstore.Version, exp int64)) error {
+	p := c.parts[id]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, e := range p.entries {
+		fn(len(k), len(e.val), e.ver, e.exp)
+	}
+	return nil
 }
 
 // export returns this map's partition p as a holder has it. Owner data

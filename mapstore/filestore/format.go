@@ -93,14 +93,23 @@ func appendRecord(dst []byte, r *mapstore.Record) []byte {
 
 // recordSize is len(appendRecord(nil, r)), without making the record.
 func recordSize(r *mapstore.Record) int {
-	n := record.HeaderSize + uvarintLen(uint64(r.Partition)) + uvarintLen(r.Version.Epoch) + uvarintLen(r.Version.Seq) +
-		uvarintLen(uint64(len(r.Key))) + len(r.Key)
+	if r.Deleted {
+		return recordSizeOf(r.Partition, r.Version, len(r.Key), -1, 0)
+	}
+	return recordSizeOf(r.Partition, r.Version, len(r.Key), len(r.Value), r.Expires)
+}
+
+// recordSizeOf is the framed size of a put of partition p at version v
+// with a key and value of these lengths and deadline exp (a delete:
+// valueLen < 0).
+func recordSizeOf(p int, v mapstore.Version, keyLen, valueLen int, exp int64) int {
+	n := record.HeaderSize + uvarintLen(uint64(p)) + uvarintLen(v.Epoch) + uvarintLen(v.Seq) + uvarintLen(uint64(keyLen)) + keyLen
 	switch {
-	case r.Deleted:
-	case r.Expires != 0:
-		n += uvarintLen(uint64(r.Expires)) + len(r.Value)
+	case valueLen < 0:
+	case exp != 0:
+		n += uvarintLen(uint64(exp)) + valueLen
 	default:
-		n += len(r.Value)
+		n += valueLen
 	}
 	return n
 }

@@ -47,7 +47,8 @@ func (s *Store) deadEstimate() int64 {
 	return s.check.dead + 2*max(0, logBytes-s.check.log)
 }
 
-// checkLive asks src for the live entries of every owned partition and
+// checkLive asks the source (LiveSizes if set, else src) for the live
+// entries of every owned partition and
 // records what is dead (liveCheck): of the partition's newest snapshot,
 // its live bytes less those of the entries it still holds (versions up
 // to its own); of the log, its bytes less the records of the entries
@@ -62,18 +63,11 @@ func (s *Store) checkLive(ctx context.Context, src mapstore.SnapshotSource) erro
 		}
 	}
 	s.mu.Unlock()
+	s.mu.Lock()
+	sizes := s.sizes
+	s.mu.Unlock()
 	var inLog, snapDead int64
 	for _, p := range owned {
-		entries, _, err := src(ctx, p)
-		if err != nil {
-			s.mu.Lock()
-			released := !s.owned[p]
-			s.mu.Unlock()
-			if released {
-				continue // the source no longer serves p, nor counts it
-			}
-			return fmt.Errorf("stowage/mapstore/filestore: snapshot source for partition %d: %w", p, err)
-		}
 		s.mu.Lock()
 		var upto mapstore.Version
 		sn := s.snaps[p]
@@ -83,12 +77,32 @@ func (s *Store) checkLive(ctx context.Context, src mapstore.SnapshotSource) erro
 		snapLive := s.liveBytes[p]
 		s.mu.Unlock()
 		var inSnap int64
-		for i := range entries {
-			if e := &entries[i]; len(sn) > 0 && !upto.Less(e.Version) {
-				inSnap += int64(len(e.Key) + len(e.Value))
+		count := func(keyLen, valueLen int, v mapstore.Version, exp int64) {
+			if len(sn) > 0 && !upto.Less(v) {
+				inSnap += int64(keyLen + valueLen)
 			} else {
-				inLog += int64(recordSize(e))
+				inLog += int64(recordSizeOf(p, v, keyLen, valueLen, exp))
 			}
+		}
+		var err error
+		if sizes != nil {
+			err = sizes(ctx, p, count)
+		} else {
+			var entries []mapstore.Record
+			entries, _, err = src(ctx, p)
+			for i := range entries {
+				e := &entries[i]
+				count(len(e.Key), len(e.Value), e.Version, e.Expires)
+			}
+		}
+		if err != nil {
+			s.mu.Lock()
+			released := !s.owned[p]
+			s.mu.Unlock()
+			if released {
+				continue // the source no longer serves p, nor counts it
+			}
+			return fmt.Errorf("stowage/mapstore/filestore: live entries of partition %d: %w", p, err)
 		}
 		snapDead += max(0, snapLive-inSnap)
 	}

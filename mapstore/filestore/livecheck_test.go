@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,11 +18,32 @@ import (
 // the same keys then makes the log dead, and the next compactions
 // snapshot and collect it, so that the disk comes back within twice the
 // live bytes.
+// Both with the snapshot source and with LiveSizes counting.
 func TestNewKeysAreNotSnapshottedWhileWritten(t *testing.T) {
+	t.Run("source", func(t *testing.T) { newKeysNotSnapshotted(t, false) })
+	t.Run("sizes", func(t *testing.T) { newKeysNotSnapshotted(t, true) })
+}
+
+func newKeysNotSnapshotted(t *testing.T, sizes bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s, m, _ := openSmallMap(t, dir)
 	defer s.Close()
+	var calls atomic.Int64 // of the snapshot source
+	s.SetSnapshotSource(func(ctx context.Context, p int) ([]mapstore.Record, mapstore.Version, error) {
+		calls.Add(1)
+		return m.source(ctx, p)
+	})
+	if sizes {
+		s.SetLiveSizes(func(_ context.Context, p int, fn func(int, int, mapstore.Version, int64)) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for _, r := range m.live[p] {
+				fn(len(r.Key), len(r.Value), r.Version, r.Expires)
+			}
+			return nil
+		})
+	}
 	const keys, batch = 24_000, 200 // about 6.5 MiB of 256 B values: over the budget, under 64 KiB a partition
 	var gap time.Duration           // the longest pause between two writes
 	write := func(round int) {
@@ -57,6 +79,10 @@ func TestNewKeysAreNotSnapshottedWhileWritten(t *testing.T) {
 	}
 	if n := len(snapFiles(t, dir)); n != 0 {
 		t.Errorf("%d snapshot files after writing %d new keys (%d live bytes, %d on disk): the log was all live", n, keys, m.liveBytes(), dirSize(dir))
+	}
+	// The live check asked LiveSizes when it had it, else the source.
+	if n := calls.Load(); sizes != (n == 0) {
+		t.Errorf("the snapshot source was asked %d times with LiveSizes %v", n, sizes)
 	}
 	write(1)
 	write(2)
