@@ -52,6 +52,11 @@ func (r *Replicator) Send(ctx context.Context, t partition.WriteTicket, syncN, a
 		r.p.Go(func() { r.refillPartition(p) })
 		return nil, errMoved(p)
 	}
+	if len(syncB) == 0 && len(asyncB) == 0 {
+		// No backup to send it to (one member, or backup-count 0): nothing
+		// to encode, wait for or revert.
+		return r.none, nil
+	}
 	rec.Epoch = t.Epoch
 	s.rec, s.sync = rec, syncB
 	s.body = rec.AppendWire(make([]byte, 0, rec.WireSize()))
@@ -107,6 +112,9 @@ func (s *Sent) Wait() (failed []error, refused bool) {
 // restore prev (absent when !prevOK), and count comp (the seq the owner
 // spent undoing it in its store; 0: none) as applied.
 func (s *Sent) Revert(prevOK bool, prev Entry, comp uint64) {
+	if len(s.sync) == 0 {
+		return
+	}
 	d := s.d
 	ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
 	defer cancel()

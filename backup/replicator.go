@@ -21,6 +21,7 @@ import (
 // stores) and answers the other members' calls for all of that. It is
 // safe for concurrent use.
 type Replicator struct {
+	none     *Sent // what Send returns for a write that has no backup
 	p        *cluster.Protocol
 	h        Holder
 	log      *slog.Logger
@@ -71,6 +72,7 @@ func New(cfg Config) *Replicator {
 	}
 	d := &Replicator{p: p, h: cfg.Holder, log: cfg.Logger, m: newMetrics(cfg.Registerer), ctx: p.Context(), self: p.Self(),
 		count: p.Partitions(), timeout: p.Timeout(), workers: cfg.Workers, closed: cfg.Closed, slowAsync: map[string]time.Time{}}
+	d.none = &Sent{d: d}
 	d.replicas = make([]*partition.Replica, d.count)
 	for i := range d.replicas {
 		d.replicas[i] = partition.NewReplica(i, d.ctx.Done(), cfg.Closed)

@@ -4,9 +4,11 @@
 //
 //   - write-through puts/s (64 writers, 256 B values, fsync'd) against a raw
 //     group-committed append+fdatasync of the same bytes (the physical
-//     limit) and against bbolt (Batch, and one put per transaction);
-//   - EAGER load of N entries against a raw sequential read + CRC-32C of the
-//     same files;
+//     limit), in interleaved rounds (WriteRounds), and against bbolt
+//     (Batch, and one put per transaction);
+//   - EAGER load of N entries against a raw read + CRC-32C of the same
+//     files that keeps the bytes, as a load does, in interleaved rounds
+//     (LoadRounds; also the read that drops them, and one on every core);
 //   - disk bytes / live bytes after overwriting every key 10 times.
 //
 // `stowage bench` runs them and prints a table; it also measures a cluster

@@ -3,7 +3,6 @@ package bench_test
 import (
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +25,7 @@ func BenchmarkEagerLoad(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := filepath.Join(b.TempDir(), "ns")
-		if err := linkTree(golden, dir); err != nil {
+		if err := bench.LinkTree(golden, dir); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -35,22 +34,4 @@ func BenchmarkEagerLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(*loadEntries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
-}
-
-// linkTree makes dst a copy of the tree at src whose files are hard links.
-func linkTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		return os.Link(p, to)
-	})
 }

@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,12 +18,12 @@ import (
 // RawGroupCommit measures the physical limit: writers goroutines each
 // append n framed records of valueSize bytes to one file through a group
 // committer (one write + one fdatasync per batch of whatever queued
-// meanwhile). It returns records per second.
-func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) (float64, error) {
+// meanwhile). It returns records per second and records per fdatasync.
+func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) (perSec, perSync float64, err error) {
 	path := filepath.Join(dir, "raw-group-commit.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer os.Remove(path)
 	defer f.Close()
@@ -32,6 +35,7 @@ func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) 
 	cond := sync.NewCond(&mu)
 	var queue []req
 	stop := false
+	syncs := 0
 	var flusher sync.WaitGroup
 	flusher.Add(1)
 	go func() {
@@ -57,6 +61,7 @@ func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) 
 			if err == nil {
 				err = unix.Fdatasync(int(f.Fd()))
 			}
+			syncs++
 			for _, r := range batch {
 				r.done <- err
 			}
@@ -97,9 +102,9 @@ func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) 
 	flusher.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(writers*n) / elapsed.Seconds(), nil
+	return float64(writers*n) / elapsed.Seconds(), float64(writers*n) / float64(max(1, syncs)), nil
 }
 
 func appendKey(b []byte, w, i int) []byte {
@@ -124,11 +129,26 @@ func appendInt(b []byte, v int) []byte {
 }
 
 // RawReadCRC reads every file below dir sequentially and computes its
-// CRC-32C, the floor of any load; it returns bytes read and the time taken.
+// CRC-32C, the floor of any load; it returns bytes read and the time
+// taken. Each file's buffer is garbage once checksummed, so the reads
+// after the first few land in memory the process already touched.
 func RawReadCRC(dir string) (int64, time.Duration, error) {
+	return rawReadCRC(dir, false)
+}
+
+// RawReadCRCKept is RawReadCRC keeping every file's bytes in memory until
+// all are read, as a load must (the loaded values are those bytes): the
+// reads land in memory the process has not touched before, whose pages
+// the kernel must first provide, as the load's do.
+func RawReadCRCKept(dir string) (int64, time.Duration, error) {
+	return rawReadCRC(dir, true)
+}
+
+func rawReadCRC(dir string, keep bool) (int64, time.Duration, error) {
 	start := time.Now()
 	var total int64
 	var sum uint32
+	var kept [][]byte
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -139,8 +159,72 @@ func RawReadCRC(dir string) (int64, time.Duration, error) {
 		}
 		total += int64(len(b))
 		sum ^= record.Checksum(b)
+		if keep {
+			kept = append(kept, b)
+		}
 		return nil
 	})
+	took := time.Since(start)
 	_ = sum
-	return total, time.Since(start), err
+	runtime.KeepAlive(kept)
+	return total, took, err
+}
+
+// RawReadCRCParallel is RawReadCRCKept with the files below dir split
+// among GOMAXPROCS goroutines, each reading whole files and checksumming
+// them: the floor of a load that uses every core.
+func RawReadCRCParallel(dir string) (int64, time.Duration, error) {
+	start := time.Now()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	var (
+		mu    sync.Mutex
+		total int64
+		first error
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		all   [][]byte
+	)
+	for g := 0; g < runtime.GOMAXPROCS(0); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var n int64
+			var sum uint32
+			var kept [][]byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					break
+				}
+				b, err := os.ReadFile(paths[i])
+				if err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+				n += int64(len(b))
+				sum ^= record.Checksum(b)
+				kept = append(kept, b)
+			}
+			_ = sum
+			mu.Lock()
+			total += n
+			all = append(all, kept...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	runtime.KeepAlive(all)
+	return total, took, first
 }

@@ -77,7 +77,8 @@ type MapStore interface {
 // memory, so that compaction never needs to re-read the log. Upto is a
 // version such that every change of the partition at or below it is
 // reflected in entries (entries may also reflect later ones; each carries
-// its own version).
+// its own version). The entries' keys and values may share memory with
+// the source's: a store reads them and never modifies them.
 type SnapshotSource func(ctx context.Context, p int) (entries []Record, upto Version, err error)
 
 // Snapshotter is implemented by stores that compact from memory.
@@ -87,6 +88,18 @@ type Snapshotter interface {
 	// Compact snapshots every partition whose log has grown and deletes
 	// the log files that snapshots now cover.
 	Compact(ctx context.Context) error
+}
+
+// LiveSizes calls fn for each live entry of partition p with the lengths
+// of its key and value, its version and its deadline (0: none): what a
+// store needs to tell how much of what it holds is live, without the
+// entries being gathered as for a snapshot.
+type LiveSizes func(ctx context.Context, p int, fn func(keyLen, valueLen int, v Version, expires int64)) error
+
+// LiveSizer is implemented by Snapshotters that count live bytes with
+// LiveSizes when they have it, rather than with the SnapshotSource.
+type LiveSizer interface {
+	SetLiveSizes(sizes LiveSizes)
 }
 
 // The interfaces below are optional: the map looks for them on a

@@ -50,8 +50,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
 	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) against SeaTunnel's imap-storage-file 2.3.8 called directly, instead of the checkpoint workloads")
+	writeOnly := fl.Bool("write-only", false, "run only the local write-through measurements (raw group commit, stowage, interleaved --rounds times)")
+	rounds := fl.Int("rounds", 3, "interleaved rounds of write-through against the raw group commit and of the EAGER load against the raw read + CRC on local disk; the ratio printed is the median of the rounds")
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("--rounds %d: want at least 1", *rounds)
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	if *peersRounds < 1 {
 		return fmt.Errorf("--peers-rounds %d: want at least 1", *peersRounds)
@@ -156,14 +169,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runCheckpoint()
 	}
 	runLoad := func() error {
-		say("EAGER load of %d entries ...", *entries)
-		ld, err := bench.Load(ctx, bench.LocalTarget(sub("load")), *entries, *valueSize, *loadBatch)
+		say("EAGER load of %d entries, %d interleaved rounds ...", *entries, *rounds)
+		lr, err := bench.LoadRounds(ctx, sub("load"), *rounds, *entries, *valueSize, *loadBatch)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "EAGER load, %d entries of %d B (%d MiB of files, page cache warm)\n", ld.Entries, *valueSize, ld.Bytes>>20)
-		fmt.Fprintf(stdout, "  raw sequential read + CRC-32C   %8v  %8.0f MiB/s\n", ld.Raw.Round(time.Millisecond), ld.RawBytesPerSec/(1<<20))
-		fmt.Fprintf(stdout, "  stowage EAGER load              %8v  %8.0f MiB/s  %10.0f entries/s   ratio %.2f\n\n", ld.Load.Round(time.Millisecond), ld.BytesPerSec/(1<<20), ld.EntriesPerSec, ld.BytesPerSec/ld.RawBytesPerSec)
+		printLoadRounds(stdout, lr, *entries, *valueSize)
 		return nil
 	}
 	if *fsWriteOnly {
@@ -203,13 +214,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *behindOnly {
 		return runBehind()
 	}
-	say("write-through: raw group commit ...")
-	raw, err := bench.RawGroupCommit(ctx, sub("raw"), *writers, perWriter, *valueSize)
-	if err != nil {
+	runWrite := func() (bench.WriteResult, error) {
+		say("write-through: raw group commit and stowage, %d interleaved rounds ...", *rounds)
+		wr, err := bench.WriteRounds(ctx, sub("write"), *rounds, *writers, perWriter, *valueSize)
+		if err != nil {
+			return bench.WriteResult{}, err
+		}
+		printWriteRounds(stdout, wr, *writers, *valueSize)
+		return medianRound(wr).Stowage, nil
+	}
+	if *writeOnly {
+		_, err := runWrite()
 		return err
 	}
-	say("write-through: stowage ...")
-	st, err := bench.WriteThrough(ctx, bench.LocalTarget(sub("stowage")), *writers, perWriter, *valueSize)
+	st, err := runWrite()
 	if err != nil {
 		return err
 	}
@@ -223,12 +241,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "write-through, %d writers, %d B values, fdatasync'd\n", *writers, *valueSize)
-	fmt.Fprintf(stdout, "  %-36s %12s %10s\n", "", "puts/s", "ratio")
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10s\n", "raw group-commit append+fdatasync", raw, "1.00")
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f   (%.1f records per fdatasync)\n", "stowage Map.Put (file map store)", st.PutsPerSec, st.PutsPerSec/raw, st.RecordsPerSync)
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "bbolt Batch", bb, bb/raw)
-	fmt.Fprintf(stdout, "  %-36s %12.0f %10.2f\n", "bbolt one put per Update", b1, b1/raw)
+	fmt.Fprintf(stdout, "  %-36s %12.0f   (%.2fx stowage's median round)\n", "bbolt Batch", bb, bb/st.PutsPerSec)
+	fmt.Fprintf(stdout, "  %-36s %12.0f   (%.2fx)\n", "bbolt one put per Update", b1, b1/st.PutsPerSec)
 	fmt.Fprintf(stdout, "  stowage / bbolt Batch: %.2fx\n\n", st.PutsPerSec/bb)
 
 	say("bulk: PutAll against single puts ...")

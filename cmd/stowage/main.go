@@ -29,6 +29,7 @@ commands:
   bench    [--quick] [--dir DIR] [--fs URI] write-through, write-behind, EAGER load, disk use and checkpoint storage against
            [--cluster-only] [--failovers N] references, then 3 members: puts/s against one member, fail-over time
            [--kill-master] [--freeze] [--write-behind-only]
+           [--write-only] [--load-only] [--rounds N] [--cpuprofile FILE]
   sim      [--members 10,25,50,100]         a cluster of N in-process members grown one by one, shrunk by failures,
            [--backups B] [--json]           its master killed, with writers: convergence, copies, traffic, lost writes;
            [--gossip-window D]              and N real memberlist members' traffic

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/partition"
@@ -130,6 +131,9 @@ func newHeldMap(n *Engine, name string, count int, store mapstore.MapStore, lazy
 	if sn, ok := store.(mapstore.Snapshotter); ok {
 		sn.SetSnapshotSource(c.snapshotSource)
 	}
+	if ls, ok := store.(mapstore.LiveSizer); ok {
+		ls.SetLiveSizes(c.liveSizes)
+	}
 	return c
 }
 
@@ -140,6 +144,9 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 	entries := map[string]entry{}
 	var maxV mapstore.Version
 	var err error
+	// Entries are stamped as they are loaded (the load is their last
+	// access), not in a second pass over the map.
+	now := nowNanos()
 	if kr, ok := c.store.(mapstore.KeyReplayer); ok {
 		// The snapshot's entries, then the log's records in version
 		// order, none twice: applying each in turn keeps the highest
@@ -151,7 +158,7 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			if r.Deleted {
 				delete(entries, k)
 			} else {
-				entries[k] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+				entries[k] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
@@ -171,13 +178,13 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			case r.Deleted:
 				delete(entries, string(r.Key))
 			default:
-				entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+				entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
 	} else {
 		err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-			entries[string(r.Key)] = entry{val: r.Value, ver: r.Version, exp: r.Expires}
+			entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
 			if maxV.Less(r.Version) {
 				maxV = r.Version
 			}
@@ -191,10 +198,6 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 		if lv := vs.LastVersion(p.id); maxV.Less(lv) {
 			maxV = lv
 		}
-	}
-	now := nowNanos()
-	for k, e := range entries {
-		entries[k] = c.stamp(e, now)
 	}
 	p.mu.Lock()
 	p.entries = entries
@@ -291,9 +294,23 @@ func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record
 	}
 	out := make([]mapstore.Record, 0, len(p.entries))
 	for k, e := range p.entries {
-		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: []byte(k), Value: e.val, Expires: e.exp})
+		// The key's bytes are the map's string's, not a copy: a store
+		// only reads them (mapstore.SnapshotSource).
+		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: unsafe.Slice(unsafe.StringData(k), len(k)), Value: e.val, Expires: e.exp})
 	}
 	return out, upto, nil
+}
+
+// liveSizes gives the store the sizes of partition id's entries, as
+// snapshotSource gives it the entries (mapstore.LiveSizes).
+func (c *heldMap) liveSizes(_ context.Context, id int, fn func(keyLen, valueLen int, v mapstore.Version, exp int64)) error {
+	p := c.parts[id]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, e := range p.entries {
+		fn(len(k), len(e.val), e.ver, e.exp)
+	}
+	return nil
 }
 
 // export returns this map's partition p as a holder has it. Owner data

@@ -313,7 +313,7 @@ func (s *Store) progressed() {
 func (s *Store) Admit(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		over := s.source != nil && !s.closed && s.collectableBytes() > 2*s.logBudget(s.liveTotal())
+		over := s.source != nil && !s.closed && s.deadEstimate() > 2*s.logBudget(s.liveTotal())
 		ch := s.progress
 		s.mu.Unlock()
 		if !over {

@@ -21,10 +21,12 @@
 // Compaction: the owner of the data (the in-memory map) is the snapshot
 // source. Partitions whose log has grown are snapshotted, the snapshot is
 // read back, and log files every record of which is covered are deleted.
-// When the log outgrows half the live bytes plus a few MiB, the segment
-// being written is finished early and every partition with records in the
-// log is snapshotted, so the open segment's dead records go too whatever
-// the segment size; once nothing was written for a second, the log, with
+// When the log outgrows half the live bytes plus a few MiB, the store asks
+// the snapshot source what is live, and if the dead bytes are over that
+// budget too (a log of new keys is all live, and snapshotting it would
+// free nothing), the segment being written is finished early and every
+// partition with records in the log is snapshotted, so the open segment's
+// dead records go too whatever the segment size; once nothing was written for a second, the log, with
 // the entries deletes made dead in the snapshots, is brought within half
 // the live bytes (or 64 KiB). When compaction falls
 // behind, Admit makes new writes wait. So a map's disk stays within about

@@ -12,13 +12,12 @@ import (
 // of a put and a chunk without one, which must stay as before.
 func TestGoldenExpiryFrames(t *testing.T) {
 	var out []byte
-	scratch := make([]byte, 0, 64)
 	for _, r := range []mapstore.Record{
 		{Partition: 3, Version: mapstore.Version{Epoch: 2, Seq: 7}, Key: []byte("job-1"), Value: []byte("running")},
 		{Partition: 3, Version: mapstore.Version{Epoch: 2, Seq: 8}, Key: []byte("job-2"), Value: []byte("finished"), Expires: 1_767_225_600_000_000_000},
 		{Partition: 3, Version: mapstore.Version{Epoch: 2, Seq: 9}, Key: []byte("job-2"), Deleted: true},
 	} {
-		out, scratch = appendRecord(out, &r, scratch)
+		out = appendRecord(out, &r)
 	}
 	snap, _ := encodeSnapshot(fileHeader{Format: FormatVersion, Partitions: 7, Gen: 1, Run: "20260101T000000-0000aaaa"}, 3,
 		mapstore.Version{Epoch: 2, Seq: 9}, []mapstore.Record{

@@ -67,24 +67,61 @@ func payloadErr(r *record.Reader) error {
 }
 
 // appendRecord frames one log record onto dst.
-func appendRecord(dst []byte, r *mapstore.Record, scratch []byte) ([]byte, []byte) {
-	p := scratch[:0]
-	p = record.AppendUvarint(p, uint64(r.Partition))
-	p = record.AppendUvarint(p, r.Version.Epoch)
-	p = record.AppendUvarint(p, r.Version.Seq)
-	p = record.AppendBytes(p, r.Key)
+func appendRecord(dst []byte, r *mapstore.Record) []byte {
 	typ := byte(typePut)
 	switch {
 	case r.Deleted:
 		typ = typeDelete
 	case r.Expires != 0:
 		typ = typePutExp
+	}
+	start := len(dst)
+	p := record.BeginFrame(dst, typ)
+	p = record.AppendUvarint(p, uint64(r.Partition))
+	p = record.AppendUvarint(p, r.Version.Epoch)
+	p = record.AppendUvarint(p, r.Version.Seq)
+	p = record.AppendBytes(p, r.Key)
+	switch typ {
+	case typePutExp:
 		p = record.AppendUvarint(p, uint64(r.Expires))
 		p = append(p, r.Value...)
-	default:
+	case typePut:
 		p = append(p, r.Value...)
 	}
-	return record.Append(dst, typ, p), p
+	return record.EndFrame(p, start)
+}
+
+// recordSize is len(appendRecord(nil, r)), without making the record.
+func recordSize(r *mapstore.Record) int {
+	if r.Deleted {
+		return recordSizeOf(r.Partition, r.Version, len(r.Key), -1, 0)
+	}
+	return recordSizeOf(r.Partition, r.Version, len(r.Key), len(r.Value), r.Expires)
+}
+
+// recordSizeOf is the framed size of a put of partition p at version v
+// with a key and value of these lengths and deadline exp (a delete:
+// valueLen < 0).
+func recordSizeOf(p int, v mapstore.Version, keyLen, valueLen int, exp int64) int {
+	n := record.HeaderSize + uvarintLen(uint64(p)) + uvarintLen(v.Epoch) + uvarintLen(v.Seq) + uvarintLen(uint64(keyLen)) + keyLen
+	switch {
+	case valueLen < 0:
+	case exp != 0:
+		n += uvarintLen(uint64(exp)) + valueLen
+	default:
+		n += valueLen
+	}
+	return n
+}
+
+// uvarintLen is the length of v as a uvarint.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // logEntry is one decoded log record; epoch starts have Epoch set and no

@@ -47,7 +47,7 @@ func frames(b []byte) []record.Frame {
 
 func FuzzDecodeRecord(f *testing.F) {
 	for _, r := range seedRecords() {
-		b, _ := appendRecord(nil, &r, nil)
+		b := appendRecord(nil, &r)
 		fr := frames(b)[0]
 		f.Add(fr.Type, fr.Payload)
 	}
@@ -75,7 +75,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			return // a partition number beyond int: the loader reports it as outside
 		}
 		r := mapstore.Record{Partition: e.part, Version: e.ver, Key: e.key, Value: e.value, Deleted: typ == typeDelete}
-		b, _ := appendRecord(nil, &r, nil)
+		b := appendRecord(nil, &r)
 		fr := frames(b)[0]
 		again, err := decodeRecord(fr)
 		if err != nil || again.typ != typ || again.part != e.part || again.ver != e.ver ||
@@ -149,7 +149,7 @@ func FuzzLoad(f *testing.F) {
 	h := fileHeader{Format: FormatVersion, Partitions: fuzzParts, Gen: 1, Run: run}
 	logBytes := record.Append(nil, typeLogHeader, encodeHeader(nil, h))
 	for _, r := range seedRecords() {
-		logBytes, _ = appendRecord(logBytes, &r, nil)
+		logBytes = appendRecord(logBytes, &r)
 	}
 	logBytes = record.Append(logBytes, typeEpoch, encodeEpoch(3, mapstore.Version{Epoch: 2, Seq: 1}))
 	snap, _ := encodeSnapshot(h, 3, mapstore.Version{Epoch: 1, Seq: 1}, []mapstore.Record{{Partition: 3, Version: mapstore.Version{Epoch: 1, Seq: 1}, Key: []byte("k"), Value: []byte("v")}})

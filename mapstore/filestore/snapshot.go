@@ -131,7 +131,18 @@ func (s *Store) Compact(ctx context.Context) error {
 	live := s.liveness()
 	s.mu.Lock()
 	all, roll := s.overBudget()
+	recheck := all && !s.quiet() && s.collectableBytes() >= logSlack
 	s.mu.Unlock()
+	if recheck {
+		// Over the budget while written, with a log of a few MiB: snapshot
+		// only if enough of it is dead (livecheck.go).
+		if err := s.checkLive(ctx, src); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		all, roll = s.overBudget()
+		s.mu.Unlock()
+	}
 	if roll {
 		if err := s.w.rollSegment(ctx); err != nil && !errors.Is(err, mapstore.ErrClosed) {
 			return err
@@ -165,6 +176,11 @@ func (s *Store) Compact(ctx context.Context) error {
 	if err := s.snapshotAll(ctx, src, due); err != nil {
 		return err
 	}
+	if all {
+		s.mu.Lock()
+		s.check = liveCheck{} // the snapshots now say what is live
+		s.mu.Unlock()
+	}
 	return s.collect(ctx, live)
 }
 
@@ -175,9 +191,7 @@ func (s *Store) Compact(ctx context.Context) error {
 // over minSnapshotLog, which keeps a log held over its budget by what
 // compaction cannot free from being cut into tiny segments. s.mu held.
 func (s *Store) overBudget() (all, roll bool) {
-	logBytes, live := s.collectableBytes(), s.liveTotal()
-	all = logBytes > s.logBudget(live) ||
-		(time.Since(s.lastWrite) >= quietAfter && s.overIdleBudget())
+	all = s.deadEstimate() > s.logBudget(s.liveTotal()) || (s.quiet() && s.overIdleBudget())
 	if !all {
 		return false, false
 	}
@@ -188,6 +202,9 @@ func (s *Store) overBudget() (all, roll bool) {
 	}
 	return true, false
 }
+
+// quiet reports whether nothing was written for quietAfter. s.mu held.
+func (s *Store) quiet() bool { return time.Since(s.lastWrite) >= quietAfter }
 
 // holdingBack returns the owned partitions with records in a finished log
 // file this store may delete that their snapshots do not cover yet. s.mu

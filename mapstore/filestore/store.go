@@ -141,11 +141,13 @@ type Store struct {
 	entries   []int64             // entries per partition in its newest snapshot this store wrote
 	deleted   []int64             // deletes per partition written since its newest snapshot
 	source    mapstore.SnapshotSource
-	logTotal  int64         // bytes in log files this store may collect (counted)
-	held      int64         // of those, bytes held back only by partitions owned elsewhere
-	snapped   bool          // a snapshot was written since the last collect
-	lastWrite time.Time     // when the last batch became durable
-	progress  chan struct{} // closed and replaced when compaction deleted files
+	sizes     mapstore.LiveSizes // optional, for the live check
+	logTotal  int64              // bytes in log files this store may collect (counted)
+	held      int64              // of those, bytes held back only by partitions owned elsewhere
+	snapped   bool               // a snapshot was written since the last collect
+	lastWrite time.Time          // when the last batch became durable
+	progress  chan struct{}      // closed and replaced when compaction deleted files
+	check     liveCheck          // what the snapshot source said was live (livecheck.go)
 
 	compactMu sync.Mutex // one compaction at a time
 	refreshMu sync.Mutex // one refresh at a time
@@ -440,6 +442,14 @@ func (s *Store) LastVersion(p int) mapstore.Version {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last[p]
+}
+
+// SetLiveSizes implements mapstore.LiveSizer: the live check
+// (livecheck.go) uses sizes rather than the snapshot source.
+func (s *Store) SetLiveSizes(sizes mapstore.LiveSizes) {
+	s.mu.Lock()
+	s.sizes = sizes
+	s.mu.Unlock()
 }
 
 // SetSnapshotSource implements mapstore.Snapshotter.

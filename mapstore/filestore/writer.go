@@ -242,9 +242,8 @@ func (w *writer) rollSegment(ctx context.Context) error {
 func encodeRequest(rs []mapstore.Record) *request {
 	r := reqPool.Get().(*request)
 	r.buf, r.vers, r.n = r.buf[:0], r.vers[:0], len(rs)
-	var scratch []byte
 	for i := range rs {
-		r.buf, scratch = appendRecord(r.buf, &rs[i], scratch)
+		r.buf = appendRecord(r.buf, &rs[i])
 		r.vers = append(r.vers, partVer{rs[i].Partition, rs[i].Version})
 	}
 	return r

@@ -64,6 +64,30 @@ func AppendHeader(dst []byte, typ byte, payload []byte) []byte {
 	return dst
 }
 
+// BeginFrame appends the header of a frame of type typ to dst with its
+// length and checksum left blank, for a writer that appends the payload
+// to dst right after it, where it is to stay, and then calls EndFrame
+// with the header's offset: the same bytes Append makes, without building
+// the payload elsewhere first.
+func BeginFrame(dst []byte, typ byte) []byte {
+	return append(dst, Magic0, Magic1, Version, typ, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// EndFrame fills in the length and checksum of the frame BeginFrame
+// started at dst[start:], whose payload is the rest of dst. It panics as
+// Append does if the payload is larger than MaxPayload.
+func EndFrame(dst []byte, start int) []byte {
+	payload := dst[start+HeaderSize:]
+	if len(payload) > MaxPayload {
+		panic(fmt.Sprintf("stowage/record: payload of %d bytes exceeds %d", len(payload), MaxPayload))
+	}
+	binary.LittleEndian.PutUint32(dst[start+4:], uint32(len(payload)))
+	crc := crc32.Update(0, castagnoli, dst[start:start+8])
+	crc = crc32.Update(crc, castagnoli, payload)
+	binary.LittleEndian.PutUint32(dst[start+8:], crc)
+	return dst
+}
+
 // Frame is one decoded frame. Payload aliases the scanned buffer: it is
 // valid as long as that buffer is, and must not be modified.
 type Frame struct {

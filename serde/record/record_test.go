@@ -72,6 +72,24 @@ func TestAppendHeaderIsAppendWithoutPayload(t *testing.T) {
 	record.AppendHeader(nil, 'S', make([]byte, record.MaxPayload+1))
 }
 
+func TestBeginEndFrameIsAppend(t *testing.T) {
+	for i, n := range []int{0, 1, 12, 4096, 1 << 20} {
+		p := bytes.Repeat([]byte{byte(i), 0x5A}, n/2+1)[:n]
+		prefix := []byte("before")
+		b := record.BeginFrame(bytes.Clone(prefix), 'S')
+		b = record.EndFrame(append(b, p...), len(prefix))
+		if want := record.Append(bytes.Clone(prefix), 'S', p); !bytes.Equal(b, want) {
+			t.Fatalf("BeginFrame + payload + EndFrame of %d bytes differs from Append", n)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("EndFrame of a payload over MaxPayload did not panic")
+		}
+	}()
+	record.EndFrame(record.BeginFrame(nil, 'S')[:record.HeaderSize+record.MaxPayload+1], 0)
+}
+
 func TestChecksumIsCastagnoli(t *testing.T) {
 	// The CRC-32C check value of "123456789" is 0xE3069283.
 	if got := record.Checksum([]byte("123456789")); got != 0xE3069283 {
