@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/stowage/stowage/internal/parallel"
+
 	"github.com/stowage/stowage/partition"
 )
 
@@ -52,22 +54,33 @@ type offer struct {
 	t    *partition.Table
 }
 
-// collectTables asks the members ms, this one excepted, for their tables.
+// collectTables asks the members ms, this one excepted, for their
+// tables, FanOut at a time: one at a time, a join at 100 members waited
+// for 99 round trips in turn before the master computed its table.
 func (pr *Protocol) collectTables(ms []Member) []offer {
-	var out []offer
+	ask := make([]Member, 0, len(ms))
 	for _, m := range ms {
-		if m.ID == pr.self || m.RPC == "" {
-			continue
+		if m.ID != pr.self && m.RPC != "" {
+			ask = append(ask, m)
 		}
+	}
+	got := make([]*partition.Table, len(ask))
+	parallel.Do(FanOut, len(ask), func(i int) {
 		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
-		b, err := pr.Call(ctx, m.RPC, mGetTab, nil)
+		b, err := pr.Call(ctx, ask[i].RPC, mGetTab, nil)
 		cancel()
 		if err != nil {
-			continue
+			return
 		}
 		var tm tableMsg
 		if Decode(b, &tm) == nil && tm.Version > 0 && tm.Version <= MaxTableVersion && len(tm.Owners) == pr.count {
-			out = append(out, offer{from: m.ID, t: tm.table()})
+			got[i] = tm.table()
+		}
+	})
+	var out []offer
+	for i, t := range got {
+		if t != nil {
+			out = append(out, offer{from: ask[i].ID, t: t})
 		}
 	}
 	return out

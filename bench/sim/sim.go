@@ -69,6 +69,10 @@ type Step struct {
 	// same partition table, serves every partition it owns and has every
 	// backup filled.
 	Converge time.Duration
+	// Tables is the time from the change until every live member had
+	// installed the table the step ended with (its partitions may still
+	// have been moving then).
+	Tables time.Duration
 	// Owners is how many partitions changed owner; Copies how many
 	// replica slots went to a member that was not a replica of that
 	// partition before (each a copy of the partition's data). Ideal is
