@@ -274,7 +274,40 @@ func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
 		}
 		return
 	}
-	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, nil)
+	// One fetch at a time: while the master pushes a table, every call
+	// from a member that already took it shows the newer version, and
+	// each would fetch the whole table again. Those that come meanwhile
+	// wait for the fetch in flight, and fetch themselves only if it did
+	// not bring a table as new as they were shown.
+	for {
+		pr.mu.Lock()
+		wait := pr.fetching
+		if wait == nil {
+			pr.fetching = make(chan struct{})
+		}
+		pr.mu.Unlock()
+		if wait == nil {
+			break
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return
+		}
+		if tv <= pr.TableVersion() {
+			return
+		}
+	}
+	defer func() {
+		pr.mu.Lock()
+		close(pr.fetching)
+		pr.fetching = nil
+		pr.mu.Unlock()
+	}()
+	if tv <= pr.TableVersion() {
+		return
+	}
+	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, Encode(getTabReq{Above: pr.TableVersion()}))
 	if err != nil {
 		return
 	}

@@ -55,9 +55,10 @@ type offer struct {
 }
 
 // collectTables asks the members ms, this one excepted, for their
-// tables, FanOut at a time: one at a time, a join at 100 members waited
-// for 99 round trips in turn before the master computed its table.
-func (pr *Protocol) collectTables(ms []Member) []offer {
+// tables newer than version above, FanOut at a time: one at a time, a
+// join at 100 members waited for 99 round trips in turn before the
+// master computed its table.
+func (pr *Protocol) collectTables(ms []Member, above int64) []offer {
 	ask := make([]Member, 0, len(ms))
 	for _, m := range ms {
 		if m.ID != pr.self && m.RPC != "" {
@@ -65,9 +66,10 @@ func (pr *Protocol) collectTables(ms []Member) []offer {
 		}
 	}
 	got := make([]*partition.Table, len(ask))
+	req := Encode(getTabReq{Above: above})
 	parallel.Do(FanOut, len(ask), func(i int) {
 		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
-		b, err := pr.Call(ctx, ask[i].RPC, mGetTab, nil)
+		b, err := pr.Call(ctx, ask[i].RPC, mGetTab, req)
 		cancel()
 		if err != nil {
 			return
@@ -89,7 +91,14 @@ func (pr *Protocol) collectTables(ms []Member) []offer {
 // takeOffers installs what this master takes of the members' tables (see
 // above) and raises its version floor.
 func (pr *Protocol) takeOffers(ms []Member) {
-	offers := pr.collectTables(ms)
+	// Only tables above this member's own are of use (the chain below
+	// starts from it, and a floor only counts above it); without a table
+	// of its own, every member's.
+	var own int64
+	if t, _ := pr.Table(); t != nil {
+		own = t.Version
+	}
+	offers := pr.collectTables(ms, own)
 	cur, _ := pr.Table()
 	if cur == nil {
 		if t := mostOffered(offers); t != nil {
