@@ -16,9 +16,21 @@ func (s *sim) change(ctx context.Context, what string, do func() error) (Step, e
 		oldMaster = live[0].id
 	}
 	t0, l0, d0 := s.table.Load(), s.lease.Load(), s.data.Load()
-	start := time.Now()
+	s.mu.Lock()
+	s.changedAt = time.Time{}
+	s.mu.Unlock()
 	if err := do(); err != nil {
 		return Step{}, fmt.Errorf("sim: %s: %w", what, err)
+	}
+	// The change starts when the others could see it: a member joins
+	// once it started and the views show it, a member fails once the
+	// views lose it (the time to start or stop a member is not the
+	// cluster's convergence).
+	s.mu.Lock()
+	start := s.changedAt
+	s.mu.Unlock()
+	if start.IsZero() {
+		start = time.Now()
 	}
 	st := Step{What: what, Members: len(s.live())}
 	var newMaster time.Duration
