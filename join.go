@@ -199,12 +199,7 @@ func (n *Node) runIsLive(run string) bool {
 	if run == n.runID() {
 		return true
 	}
-	for _, m := range n.view.Members() {
-		if m.Run == run {
-			return true
-		}
-	}
-	return false
+	return n.liveRuns.has(n.view, run)
 }
 
 // storeLiveness is the map stores' IsLive: nil for a member alone (no

@@ -122,9 +122,11 @@ type Node struct {
 	reg  *prometheus.Registry
 	e    *dmap.Engine
 	view cluster.View
-	clu  *cluster.Cluster  // nil unless Open joined a cluster itself
-	tr   cluster.Transport // nil for a member alone; closed by Close when Open made it
-	ownT bool
+	// liveRuns caches the runs of view's members (runIsLive).
+	liveRuns liveRuns
+	clu      *cluster.Cluster  // nil unless Open joined a cluster itself
+	tr       cluster.Transport // nil for a member alone; closed by Close when Open made it
+	ownT     bool
 
 	// bolts holds the file of every configured bbolt map store, by
 	// absolute path, from Open to Close: a second process on one of them

@@ -166,6 +166,15 @@ const (
 	mSuspect   = "suspect"    // my connection to this member was refused: check it
 )
 
+// getTabReq asks for a member's table (gettab). With Above set, a table
+// of that version or older is answered with its version only: a master
+// collecting the members' tables on every join decoded a whole table
+// from each member, though only those newer than its own are of use.
+// A member that sends no request gets the whole table.
+type getTabReq struct {
+	Above int64 `msgpack:"a,omitempty"`
+}
+
 // tableMsg is a partition table on the wire.
 type tableMsg struct {
 	Version int64      `msgpack:"v"`
@@ -245,10 +254,19 @@ func (pr *Protocol) registerOwn() {
 		}
 		return Encode(tableMsg{}), nil
 	})
-	pr.Register(mGetTab, 0, func(context.Context, string, []byte) ([]byte, error) {
+	pr.Register(mGetTab, 0, func(_ context.Context, _ string, body []byte) ([]byte, error) {
+		var req getTabReq
+		if len(body) > 0 {
+			if err := Decode(body, &req); err != nil {
+				return nil, err
+			}
+		}
 		t, _ := pr.Table()
 		if t == nil {
 			return Encode(tableMsg{}), nil
+		}
+		if t.Version <= req.Above {
+			return Encode(tableMsg{Version: t.Version}), nil // no newer table: its version only
 		}
 		return Encode(tableOf(t)), nil
 	})

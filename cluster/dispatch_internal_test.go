@@ -218,3 +218,41 @@ func TestNewerTableFetchedFromMasterOnly(t *testing.T) {
 		t.Fatalf("c's table after the master's: %+v, want the master's version 9", got)
 	}
 }
+
+// A member asked for its table above a version answers the whole table
+// only when its own is newer, else its version alone; asked with no
+// version, it answers the whole table.
+func TestGetTabAboveAnswersVersionOnly(t *testing.T) {
+	c := memCluster(t, "a", "b") // a is the master
+	v5 := Encode(tableMsg{Version: 5, Owners: [][]string{{"a", "b"}, {"b", "a"}, {"a", "b"}, {"b", "a"}}})
+	if _, err := c[0].pr.Call(testCtx(t), "b", mTable, v5); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(body []byte) tableMsg {
+		t.Helper()
+		b, err := c[0].pr.Call(testCtx(t), "b", mGetTab, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tm tableMsg
+		if err := Decode(b, &tm); err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	for _, tc := range []struct {
+		body  []byte
+		whole bool
+	}{{nil, true}, {Encode(getTabReq{Above: 4}), true}, {Encode(getTabReq{Above: 5}), false}, {Encode(getTabReq{Above: 9}), false}} {
+		tm := ask(tc.body)
+		if tm.Version != 5 || (len(tm.Owners) == 4) != tc.whole {
+			t.Fatalf("gettab %x: version %d with %d partitions, want version 5, whole table %v", tc.body, tm.Version, len(tm.Owners), tc.whole)
+		}
+	}
+	if offers := c[0].pr.collectTables([]Member{c[0].m, c[1].m}, 5); len(offers) != 0 {
+		t.Fatalf("tables above 5 collected: %d, want none", len(offers))
+	}
+	if offers := c[0].pr.collectTables([]Member{c[0].m, c[1].m}, 4); len(offers) != 1 || offers[0].t.Version != 5 {
+		t.Fatalf("tables above 4 collected: %v, want b's version 5", offers)
+	}
+}

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/stowage/stowage/internal/parallel"
 	"github.com/stowage/stowage/partition"
 )
 
@@ -219,40 +219,45 @@ func memberKey(ms []Member) string {
 	return strings.Join(ids, ",")
 }
 
-// publish pushes t to the members ms and returns how many took it (this
-// member not counted).
+// FanOut is how many members a member calls at once when it asks or
+// tells every live member the same thing (a table push, the tables a new
+// master collects, a health check): the round takes about N/FanOut round
+// trips instead of N, and a large cluster does not start a call per
+// member at once.
+const FanOut = 16
+
+// publish pushes t to the members ms, FanOut at a time, and returns how
+// many took it (this member not counted).
 func (pr *Protocol) publish(ms []Member, t *partition.Table) int {
 	if pr.tr == nil {
 		return 0
 	}
 	body := Encode(tableOf(t))
-	var took atomic.Int32
-	var wg sync.WaitGroup
+	var to []string
 	for _, m := range ms {
-		if m.ID == pr.self || m.RPC == "" {
-			continue
+		if m.ID != pr.self && m.RPC != "" {
+			to = append(to, m.RPC)
 		}
-		wg.Add(1)
-		go func(addr string) {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
-			defer cancel()
-			b, err := pr.Call(ctx, addr, mTable, body)
-			var tm tableMsg
-			if err != nil || Decode(b, &tm) != nil {
-				return
-			}
-			if tm.Version > t.Version {
-				// The member has a newer table (from a master this one did
-				// not know of): continue from it.
-				pr.AskFetch(addr)
-				pr.kickLoop()
-				return
-			}
-			took.Add(1)
-		}(m.RPC)
 	}
-	wg.Wait()
+	var took atomic.Int32
+	parallel.Do(FanOut, len(to), func(i int) {
+		addr := to[i]
+		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
+		defer cancel()
+		b, err := pr.Call(ctx, addr, mTable, body)
+		var tm tableMsg
+		if err != nil || Decode(b, &tm) != nil {
+			return
+		}
+		if tm.Version > t.Version {
+			// The member has a newer table (from a master this one did
+			// not know of): continue from it.
+			pr.AskFetch(addr)
+			pr.kickLoop()
+			return
+		}
+		took.Add(1)
+	})
 	return int(took.Load())
 }
 
@@ -286,7 +291,40 @@ func (pr *Protocol) NoteTable(ctx context.Context, from string, tv int64) {
 		}
 		return
 	}
-	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, nil)
+	// One fetch at a time: while the master pushes a table, every call
+	// from a member that already took it shows the newer version, and
+	// each would fetch the whole table again. Those that come meanwhile
+	// wait for the fetch in flight, and fetch themselves only if it did
+	// not bring a table as new as they were shown.
+	for {
+		pr.mu.Lock()
+		wait := pr.fetching
+		if wait == nil {
+			pr.fetching = make(chan struct{})
+		}
+		pr.mu.Unlock()
+		if wait == nil {
+			break
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return
+		}
+		if tv <= pr.TableVersion() {
+			return
+		}
+	}
+	defer func() {
+		pr.mu.Lock()
+		close(pr.fetching)
+		pr.fetching = nil
+		pr.mu.Unlock()
+	}()
+	if tv <= pr.TableVersion() {
+		return
+	}
+	b, err := pr.Call(ctx, ms[0].RPC, mGetTab, Encode(getTabReq{Above: pr.TableVersion()}))
 	if err != nil {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/stowage/stowage/internal/parallel"
+
 	"github.com/stowage/stowage/partition"
 )
 
@@ -52,22 +54,35 @@ type offer struct {
 	t    *partition.Table
 }
 
-// collectTables asks the members ms, this one excepted, for their tables.
-func (pr *Protocol) collectTables(ms []Member) []offer {
-	var out []offer
+// collectTables asks the members ms, this one excepted, for their
+// tables newer than version above, FanOut at a time: one at a time, a
+// join at 100 members waited for 99 round trips in turn before the
+// master computed its table.
+func (pr *Protocol) collectTables(ms []Member, above int64) []offer {
+	ask := make([]Member, 0, len(ms))
 	for _, m := range ms {
-		if m.ID == pr.self || m.RPC == "" {
-			continue
+		if m.ID != pr.self && m.RPC != "" {
+			ask = append(ask, m)
 		}
+	}
+	got := make([]*partition.Table, len(ask))
+	req := Encode(getTabReq{Above: above})
+	parallel.Do(FanOut, len(ask), func(i int) {
 		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
-		b, err := pr.Call(ctx, m.RPC, mGetTab, nil)
+		b, err := pr.Call(ctx, ask[i].RPC, mGetTab, req)
 		cancel()
 		if err != nil {
-			continue
+			return
 		}
 		var tm tableMsg
 		if Decode(b, &tm) == nil && tm.Version > 0 && tm.Version <= MaxTableVersion && len(tm.Owners) == pr.count {
-			out = append(out, offer{from: m.ID, t: tm.table()})
+			got[i] = tm.table()
+		}
+	})
+	var out []offer
+	for i, t := range got {
+		if t != nil {
+			out = append(out, offer{from: ask[i].ID, t: t})
 		}
 	}
 	return out
@@ -76,7 +91,14 @@ func (pr *Protocol) collectTables(ms []Member) []offer {
 // takeOffers installs what this master takes of the members' tables (see
 // above) and raises its version floor.
 func (pr *Protocol) takeOffers(ms []Member) {
-	offers := pr.collectTables(ms)
+	// Only tables above this member's own are of use (the chain below
+	// starts from it, and a floor only counts above it); without a table
+	// of its own, every member's.
+	var own int64
+	if t, _ := pr.Table(); t != nil {
+		own = t.Version
+	}
+	offers := pr.collectTables(ms, own)
 	cur, _ := pr.Table()
 	if cur == nil {
 		if t := mostOffered(offers); t != nil {

@@ -71,6 +71,9 @@ type Protocol struct {
 	// recollect is when a newer version shown made this master collect
 	// the members' tables again (NoteTable).
 	recollect time.Time
+	// fetching is closed when the table fetch in flight (NoteTable)
+	// ends; nil with none.
+	fetching chan struct{}
 
 	goMu    sync.Mutex // orders Go's Add before Stop's Wait
 	stopped bool

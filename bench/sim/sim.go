@@ -69,6 +69,10 @@ type Step struct {
 	// same partition table, serves every partition it owns and has every
 	// backup filled.
 	Converge time.Duration
+	// Tables is the time from the change until every live member had
+	// installed the table the step ended with (its partitions may still
+	// have been moving then).
+	Tables time.Duration
 	// Owners is how many partitions changed owner; Copies how many
 	// replica slots went to a member that was not a replica of that
 	// partition before (each a copy of the partition's data). Ideal is
@@ -123,6 +127,9 @@ type sim struct {
 	mu      sync.Mutex
 	members []*member // live, oldest first
 	seq     int
+	// changedAt is when the step under way first changed the views
+	// (zero before).
+	changedAt time.Time
 
 	table, lease, data atomic.Int64
 }
@@ -277,13 +284,20 @@ func (s *sim) add(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
-// publish makes every live member see the live members.
+// publish makes every live member see the live members. The first
+// publication of a step is when the change happened, as far as the
+// others can tell: a step's times start there.
 func (s *sim) publish() {
 	live := s.live()
 	ms := make([]cluster.Member, len(live))
 	for i, m := range live {
 		ms[i] = m.self
 	}
+	s.mu.Lock()
+	if s.changedAt.IsZero() {
+		s.changedAt = time.Now()
+	}
+	s.mu.Unlock()
 	for _, m := range live {
 		m.view.Set(ms...)
 	}
@@ -291,26 +305,35 @@ func (s *sim) publish() {
 
 // kill stops m without a hand-over and removes it from every view.
 func (s *sim) kill(m *member) error {
+	s.stop(m)
+	s.publish()
+	return nil
+}
+
+// stop stops m without a hand-over and removes it from the live
+// members; the others' views still show it.
+func (s *sim) stop(m *member) {
 	m.tr.Close()
 	m.node.Close()
 	s.mu.Lock()
 	s.members = slices.DeleteFunc(s.members, func(x *member) bool { return x == m })
 	s.mu.Unlock()
-	s.publish()
-	return nil
 }
 
 // fail kills k members from the middle of the join order at once: they
-// stop without handing anything over, as after a crash, and their
-// partitions are taken over from backups or from the map store.
+// stop without handing anything over, as after a crash, and leave every
+// view in one change (as failure detection that suspected them
+// together would have them), and their partitions are taken over from
+// backups or from the map store.
 func (s *sim) fail(k int) error {
 	live := s.live()
 	i := len(live) / 3
+	var wg sync.WaitGroup
 	for _, m := range slices.Clone(live[i : i+k]) {
-		if err := s.kill(m); err != nil {
-			return err
-		}
+		wg.Go(func() { s.stop(m) })
 	}
+	wg.Wait()
+	s.publish()
 	return nil
 }
 

@@ -51,6 +51,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	backups := fl.Int("backups", 1, "sync backups of the simulated map")
 	writers := fl.Int("writers", 4, "writers running throughout")
 	asJSON := fl.Bool("json", false, "print one JSON object per size")
+	steps := fl.Bool("steps", false, "print every step (join, fail, ...) to stderr as it converges")
 	noFail := fl.Bool("no-failures", false, "stop after the cut and back step (with --backup-grace, the failures would each wait for the grace)")
 	grace := fl.Duration("backup-grace", 0, "the members' backup grace (stowage node --backup-grace): the cut member gets its slots back; failures then converge only once it ran out")
 	gossipOnly := fl.Bool("gossip-only", false, "measure only the memberlist members' traffic")
@@ -76,7 +77,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var res sim.Result
 		var err error
 		if !*gossipOnly {
-			if res, err = sim.Run(ctx, sim.Options{Members: n, Backups: *backups, Writers: *writers, Grace: *grace, NoFailures: *noFail}); err != nil {
+			o := sim.Options{Members: n, Backups: *backups, Writers: *writers, Grace: *grace, NoFailures: *noFail}
+			if *steps {
+				o.Step = func(st sim.Step) { printStep(stderr, st) }
+			}
+			if res, err = sim.Run(ctx, o); err != nil {
 				return err
 			}
 		}
@@ -134,4 +139,14 @@ func p50max(ds []time.Duration) (time.Duration, time.Duration) {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2], ds[len(ds)-1]
+}
+
+// printStep writes one step's figures on a line.
+func printStep(w io.Writer, st sim.Step) {
+	line := fmt.Sprintf("%-12s %3d members: tables in %v, converged in %v, %d owners moved, %d copies (least %.1f), table %d B, lease %d B, data %d B; idle table+lease %.0f+%.0f B/s per member",
+		st.What, st.Members, st.Tables.Round(time.Millisecond), st.Converge.Round(time.Millisecond), st.Owners, st.Copies, st.Ideal, st.TableBytes, st.LeaseBytes, st.DataBytes, st.QuietTable, st.QuietLease)
+	if st.NewMaster > 0 {
+		line += fmt.Sprintf(", new master's table in %v", st.NewMaster.Round(time.Millisecond))
+	}
+	fmt.Fprintln(w, line)
 }

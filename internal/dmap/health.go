@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/internal/parallel"
 	"github.com/stowage/stowage/partition"
 )
 
@@ -59,27 +60,58 @@ func (e *Engine) LoadState(ctx context.Context) (loaded bool, why string) {
 
 // everyMember asks every other live member for its health and reports
 // whether ok holds of each answer, with the same table version as here.
+// The members are asked cluster.FanOut at a time; the reason given is
+// that of the first member, in member order, that fails.
 func (e *Engine) everyMember(ctx context.Context, ok func(healthAns) bool) (bool, string) {
 	if e.proto.Alone() {
 		return true, ""
 	}
 	tv := e.proto.TableVersion()
+	var ms []cluster.Member
 	for _, m := range e.proto.Members() {
-		if m.ID == e.proto.Self() {
-			continue
+		if m.ID != e.proto.Self() {
+			ms = append(ms, m)
 		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	}
+	why := make([]string, len(ms))
+	failed := make([]bool, len(ms)) // failed of itself, not for a call given up
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parallel.Do(cluster.FanOut, len(ms), func(i int) {
+		m := ms[i]
+		if actx.Err() != nil {
+			why[i] = fmt.Sprintf("member %s: not asked: %v", m.ID, actx.Err())
+			return
+		}
+		cctx, ccancel := context.WithTimeout(actx, 2*time.Second)
 		b, err := e.proto.Call(cctx, m.RPC, mHealth, nil)
-		cancel()
+		ccancel()
 		var ans healthAns
 		if err == nil {
 			err = cluster.Decode(b, &ans)
 		}
 		switch {
+		case err != nil && actx.Err() != nil:
+			why[i] = fmt.Sprintf("member %s: %v", m.ID, err)
+			return
 		case err != nil:
-			return false, fmt.Sprintf("member %s: %v", m.ID, err)
+			why[i] = fmt.Sprintf("member %s: %v", m.ID, err)
 		case !ok(ans) || ans.TV != tv:
-			return false, fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
+			why[i] = fmt.Sprintf("member %s: loaded %v, safe %v, table %d (here %d): %s", m.ID, ans.Loaded, ans.Safe, ans.TV, tv, ans.Why)
+		default:
+			return
+		}
+		failed[i] = true
+		cancel() // one member failing answers the question
+	})
+	for i, w := range why {
+		if failed[i] {
+			return false, w
+		}
+	}
+	for _, w := range why {
+		if w != "" {
+			return false, w // ctx ended
 		}
 	}
 	return true, ""
