@@ -7,10 +7,18 @@ import (
 
 // OpenLanes is how many log files a store keeps open at once on SyncOpen
 // back ends (HDFS), each for the partitions equal to its index modulo
-// OpenLanes (see openfile.go). Measured on the MiniDFSCluster: hsyncs of separate
-// files in parallel scale nearly linearly up to 8 (235 syncs/s with one
-// file, 2,400 with eight, on a loaded two-core machine).
-const OpenLanes = 8
+// OpenLanes (see openfile.go). Separate files are synced in parallel by
+// the DataNode (measured on the MiniDFSCluster under a load average of
+// 12 on two cores: 235 hsyncs/s with one file, 1,046 with four, 2,400
+// with eight), but every hsync costs CPU on both sides (about 0.26 ms in
+// the DataNode and 0.13 ms here), and more lanes split the same callers
+// into smaller batches: 64 writers gave 32 records per hsync with one
+// file, 16 with two, 4.4 with eight. On a loaded machine, where the
+// DataNode's fsyncs are slow (1.2 ms each, two per hsync), two lanes
+// wrote about a third more than one and eight no more; on a quieter one,
+// where CPU is the limit, eight wrote less than half of one. Two is the
+// measured middle.
+const OpenLanes = 2
 
 // lane is one open log file of a SyncOpen back end and the goroutine that
 // appends the requests queued for it, one batch and one Sync at a time.
