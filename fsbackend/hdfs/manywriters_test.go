@@ -206,3 +206,87 @@ func TestRealMapStoreManyWritersSIGKILL(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged puts lost after SIGKILL (%d entries loaded)", lost, total, len(got))
 	}
 }
+
+// syncCountFS counts the Syncs of the writers it creates.
+type syncCountFS struct {
+	fsbackend.FS
+	syncs atomic.Int64
+}
+
+func (c *syncCountFS) Create(ctx context.Context, name string) (fsbackend.Writer, error) {
+	w, err := c.FS.Create(ctx, name)
+	if err != nil {
+		return w, err
+	}
+	return &syncCountWriter{Writer: w, c: c}, nil
+}
+
+type syncCountWriter struct {
+	fsbackend.Writer
+	c *syncCountFS
+}
+
+func (w *syncCountWriter) Sync() error {
+	w.c.syncs.Add(1)
+	return w.Writer.Sync()
+}
+
+// TestRealMapStoreManyWritersFsyncCount: with several writers on the
+// store's open files (several lanes), the DataNode's FsyncCount rises by at
+// least one for every Sync the store made, so every acknowledged batch
+// was synced to disk; with stowage.hdfs.sync-on-close false (hflush) it
+// does not rise at all. The fixture runs with Hadoop's default
+// dfs.datanode.synconclose false, so only the client's syncBlock makes
+// the DataNode sync.
+func TestRealMapStoreManyWritersFsyncCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the DataNode's JMX metrics, about 40 s")
+	}
+	need(t, envHDFS, envCtl)
+	addrs := strings.Fields(ctl(t, envCtl, "dn-http"))
+	if len(addrs) != 1 {
+		t.Fatalf("dn-http = %v, want one DataNode", addrs)
+	}
+	httpAddr := addrs[0]
+	measure := func(kv ...string) (fsyncs, syncs int64) {
+		t.Helper()
+		f, _, _ := openTest(t, kv...)
+		c := &syncCountFS{FS: f}
+		ctx := context.Background()
+		before := settledActivity(t, httpAddr)
+		s, err := filestore.Open(ctx, filestore.Options{FS: c, Partitions: loneParts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seq atomic.Uint64
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Go(func() {
+				for i := range 20 {
+					key := manyKey(w, i)
+					r := mapstore.Record{Partition: keyhash.Partition([]byte(key), loneParts), Key: []byte(key),
+						Value: []byte(manyValue(w, i)), Version: mapstore.Version{Epoch: 1, Seq: seq.Add(1)}}
+					if err := s.Store(ctx, r); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		syncs = c.syncs.Load()
+		after := settledActivity(t, httpAddr)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return after.FsyncCount - before.FsyncCount, syncs
+	}
+	if d, syncs := measure("stowage.hdfs.sync-on-close", "false"); d != 0 {
+		t.Errorf("sync-on-close false: FsyncCount grew by %d for %d Syncs, want 0", d, syncs)
+	}
+	d, syncs := measure()
+	t.Logf("320 puts of 16 writers: %d Syncs, FsyncCount +%d", syncs, d)
+	if syncs == 0 || d < syncs {
+		t.Errorf("default: FsyncCount grew by %d for %d Syncs, want at least one per Sync", d, syncs)
+	}
+}
