@@ -7,30 +7,44 @@ import (
 	"github.com/stowage/stowage/fsbackend"
 )
 
-// The open log file, on back ends with SyncOpen (HDFS): a batch that
-// finds no other batch in flight and holds at most openBatchMax bytes is
-// appended to a log file kept open and made durable by Writer.Sync (an
-// hsync of the DataNode pipeline), instead of being a new file: a lone
-// writer, one put after another, then pays one pipeline round trip and
-// one DataNode sync per put, not a NameNode create, addBlock and complete
-// and a new pipeline. Larger batches, and batches while others are in
-// flight (many callers), are pipelined batch files as before. An append
-// waits for nothing in flight and is acknowledged before the next batch
-// starts, so it never needs a link, and no batch file links to it.
+// The open log files, on back ends with SyncOpen (HDFS): a request of at
+// most openBatchMax bytes whose records all belong to one lane of
+// partitions (partition modulo OpenLanes) is appended to that lane's log
+// file, kept open and made durable by Writer.Sync (an hsync of the
+// DataNode pipeline), instead of being a new file: a lone writer, one put
+// after another, then pays one pipeline round trip and one DataNode sync
+// per put, not a NameNode create, addBlock and complete and a new
+// pipeline. Each lane is a group commit of its own (lanes.go): whatever
+// queued for it while its last Sync ran is its next batch, so many callers
+// keep several Syncs in flight at once, one per lane. The DataNode syncs
+// the packets of one block one after another (it reads a block's next
+// packet only once the last one is on disk), so one open file with many
+// Syncs queued on it would sync no faster; separate files are synced by
+// separate DataNode threads, whose fsyncs the local file system commits
+// together.
 //
-// The open file is finished (closed) once it reaches openSegmentSize or
-// openMaxAge, once nothing was appended for quietAfter, when compaction asks for it
-// (rollSegment), before this store reads storage again (a reread), and at
-// Close. Until then readers elsewhere see only what the NameNode knew
-// when the file was created, so a store that reads a log file another
-// run left open, when that run is not live, recovers it first
-// (fsbackend.Recover: lease recovery closes it with every synced byte;
-// see readFrames). If a Sync fails the file is closed and recovered in
-// the background, and a new one is started: the failed batch's records
-// were reported as failed but may have reached the DataNodes, like the
-// writes in flight at a crash.
+// Larger requests, and requests whose records span lanes, are batch files
+// (pipeline.go). A batch file starts only once no lane has anything in
+// flight, and a lane takes requests only once no batch file is in flight;
+// a partition's records in lanes are always in its own lane's file, in
+// the order they were acknowledged. So a file holding a later batch of a
+// partition never outlives, in a crash, one holding an earlier batch that
+// was not acknowledged yet (each lane's file keeps a prefix of what was
+// written to it), and no batch file links to a lane's file.
+//
+// A lane's file is finished (closed) once it reaches openSegmentSize or
+// openMaxAge, once nothing was appended to any lane for quietAfter, when
+// compaction asks for it (rollSegment), before this store reads storage
+// again (a reread), and at Close. Until then readers elsewhere see only
+// what the NameNode knew when the file was created, so a store that reads
+// a log file another run left open, when that run is not live, recovers it
+// first (fsbackend.Recover: lease recovery closes it with every synced
+// byte; see readFrames). If a Sync fails the file is closed and recovered
+// in the background, and the lane's next batch starts a new one: the
+// failed batch's records were reported as failed but may have reached the
+// DataNodes, like the writes in flight at a crash.
 
-// openBatchMax is the largest batch appended to the open file; larger
+// openBatchMax is the largest request appended to an open file; larger
 // ones are batch files, written several at once.
 const openBatchMax = 256 << 10
 
@@ -49,26 +63,13 @@ const openMaxAge = time.Minute
 // Sync or Close failed.
 const openRecoverWait = 2 * time.Minute
 
-// appendable reports whether reqs go to the open file: the back end has
-// SyncOpen, nothing is in flight and the batch is small.
-func (w *writer) appendable(reqs []*request, idle bool) bool {
-	if !w.syncOpen || !idle {
-		return false
-	}
-	n := 0
-	for _, r := range reqs {
-		n += len(r.buf)
-	}
-	return n <= openBatchMax
-}
-
-// segmentDone reports whether the segment being appended to is to be
-// finished: it reached its size, or (the open file) its age.
-func (w *writer) segmentDone() bool {
+// segmentDone reports whether the segment sg is to be finished: it
+// reached its size, or (an open file) its age.
+func (w *writer) segmentDone(sg *openSeg) bool {
 	if w.syncOpen {
-		return w.segSize >= min(w.s.opts.SegmentSize, openSegmentSize) || time.Since(w.segStart) >= openMaxAge
+		return sg.size >= min(w.s.opts.SegmentSize, openSegmentSize) || time.Since(sg.start) >= openMaxAge
 	}
-	return w.segSize >= w.s.opts.SegmentSize
+	return sg.size >= w.s.opts.SegmentSize
 }
 
 // armIdle (re)starts the timer that finishes the open file once nothing

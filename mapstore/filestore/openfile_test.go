@@ -60,10 +60,10 @@ func openPut(ctx context.Context, s *filestore.Store, key string, seq uint64, va
 	return s.Store(ctx, mapstore.Record{Partition: p, Key: []byte(key), Value: value, Version: mapstore.Version{Epoch: 1, Seq: seq}})
 }
 
-// On a SyncOpen back end one writer's puts are appended to one open log
-// file, one Sync each; the file is closed after a second without writes,
-// and the next put opens a new one. A batch larger than what the open
-// file takes is a batch file of its own.
+// On a SyncOpen back end one writer's puts are appended to the open log
+// file of their partition's lane, one Sync each; the files are closed
+// after a second without writes, and the next put opens a new one. A
+// batch larger than what an open file takes is a batch file of its own.
 func TestOpenFileLoneWriter(t *testing.T) {
 	f := &syncOpenFS{FS: memfs.New()}
 	ctx := context.Background()
@@ -73,28 +73,32 @@ func TestOpenFileLoneWriter(t *testing.T) {
 	}
 	defer s.Close()
 	var seq uint64
+	lanes := map[int]bool{}
 	for i := range 50 {
 		seq++
-		if err := openPut(ctx, s, fmt.Sprint("k", i), seq, []byte("value")); err != nil {
+		key := fmt.Sprint("k", i)
+		lanes[keyhash.Partition([]byte(key), parts)%filestore.OpenLanes] = true
+		if err := openPut(ctx, s, key, seq, []byte("value")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c, y, cl := f.creates.Load(), f.syncs.Load(), f.closes.Load(); c != 1 || y != 50 || cl != 0 {
-		t.Fatalf("50 puts of one writer: %d log files created, %d syncs, %d closed; want 1, 50, 0", c, y, cl)
+	if c, y, cl := f.creates.Load(), f.syncs.Load(), f.closes.Load(); c != int64(len(lanes)) || y != 50 || cl != 0 {
+		t.Fatalf("50 puts of one writer: %d log files created, %d syncs, %d closed; want %d (one per lane used), 50, 0", c, y, cl, len(lanes))
 	}
-	// Idle: the open file is closed.
-	for end := time.Now().Add(10 * time.Second); f.closes.Load() == 0 && time.Now().Before(end); {
+	// Idle: the open files are closed.
+	opened := f.creates.Load()
+	for end := time.Now().Add(10 * time.Second); f.closes.Load() < opened && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if cl := f.closes.Load(); cl != 1 {
-		t.Fatalf("after the writer went idle: %d log files closed, want 1", cl)
+	if cl := f.closes.Load(); cl != opened {
+		t.Fatalf("after the writer went idle: %d log files closed, want %d", cl, opened)
 	}
 	seq++
 	if err := openPut(ctx, s, "after-idle", seq, []byte("value")); err != nil {
 		t.Fatal(err)
 	}
-	if c := f.creates.Load(); c != 2 {
-		t.Fatalf("a put after the open file was closed: %d log files created in all, want 2", c)
+	if c := f.creates.Load(); c != opened+1 {
+		t.Fatalf("a put after the open files were closed: %d log files created in all, want %d", c, opened+1)
 	}
 	// A batch of more than 256 KiB goes to a batch file, closed at once,
 	// not synced.
@@ -108,12 +112,12 @@ func TestOpenFileLoneWriter(t *testing.T) {
 	if err := s.StoreAll(ctx, big); err != nil {
 		t.Fatal(err)
 	}
-	if c, y := f.creates.Load(), f.syncs.Load(); c != 3 || y != syncs {
-		t.Fatalf("a 320 KiB batch: %d log files created in all, %d syncs more; want 3, 0", c, y-syncs)
+	if c, y := f.creates.Load(), f.syncs.Load(); c != opened+2 || y != syncs {
+		t.Fatalf("a 320 KiB batch: %d log files created in all, %d syncs more; want %d, 0", c, y-syncs, opened+2)
 	}
 }
 
-// Many writers at once share the open file's syncs; everything
+// Many writers at once share the open files' syncs; everything
 // acknowledged loads back after the store is closed and opened again.
 func TestOpenFileManyWriters(t *testing.T) {
 	f := &syncOpenFS{FS: memfs.New()}
@@ -159,8 +163,8 @@ func TestOpenFileManyWriters(t *testing.T) {
 	if n != 16*30 {
 		t.Fatalf("loaded %d entries, want %d", n, 16*30)
 	}
-	if y, c := f.syncs.Load(), f.creates.Load(); y == 0 || c > 4 {
-		t.Fatalf("16 writers: %d syncs, %d log files created; want the open file synced, a few files at most", y, c)
+	if y, c := f.syncs.Load(), f.creates.Load(); y == 0 || c > filestore.OpenLanes {
+		t.Fatalf("16 writers: %d syncs, %d log files created; want the open files synced, one per lane at most", y, c)
 	}
 }
 

@@ -80,7 +80,7 @@ func (w *writer) runPipelined() {
 			if w.closing && len(w.queue) == 0 && len(p.inflight) == 0 {
 				w.mu.Unlock()
 				w.stopIdle()
-				w.roll()
+				w.stopLanes()
 				p.uploads.Wait()
 				return
 			}
@@ -94,19 +94,17 @@ func (w *writer) runPipelined() {
 			p.inflight = p.inflight[1:]
 		}
 		var reqs []*request
-		idle := false
 		if len(done) == 0 {
 			reqs, w.queue = w.queue, nil
-			idle = len(p.inflight) == 0 && p.failing == nil
 		}
 		rollDue := w.rollDue
 		w.rollDue = false
 		w.mu.Unlock()
-		if rollDue {
-			w.roll() // nothing was appended for a while
-		}
 		for _, b := range done {
 			w.resolve(b)
+		}
+		if rollDue {
+			w.rollIdle() // nothing was dispatched for a while
 		}
 		if p.failing != nil {
 			w.mu.Lock()
@@ -117,16 +115,9 @@ func (w *writer) runPipelined() {
 		}
 		switch {
 		case reqs == nil:
-		case w.appendable(reqs, idle):
-			w.flush(reqs)
-			w.armIdle()
+		case w.syncOpen:
+			w.takeSyncOpen(reqs)
 		default:
-			for _, r := range reqs {
-				if r.roll {
-					w.roll()
-					break
-				}
-			}
 			w.launch(reqs)
 		}
 	}
@@ -181,8 +172,7 @@ func (w *writer) launch(reqs []*request) {
 		return 0
 	})
 	b.parts = slices.CompactFunc(b.parts, func(x, y partVer) bool { return x.p == y.p })
-	w.segN++
-	b.n = w.segN
+	b.n = int(w.segN.Add(1))
 	b.name = logName(w.s.gen, w.s.run, b.n)
 	var links []link
 	for _, pv := range b.parts {

@@ -27,22 +27,31 @@ type writer struct {
 	queue   []*request
 	closing bool
 
-	// owned by the flusher goroutine
-	seg      fsbackend.Writer
-	segName  string
-	segSize  int64
-	segStart time.Time
-	segN     int
-	buf      []byte
+	// the segment of DurableAppend back ends (flusher goroutine)
+	seg  openSeg
+	segN atomic.Int64 // the number of the newest log file
 
 	pipe pipeline // back ends without durable append
 
-	// syncOpen: the back end has SyncOpen, and small batches with
-	// nothing in flight are appended to an open file (see openfile.go).
+	// syncOpen: the back end has SyncOpen, and small requests are
+	// appended to open files, one per lane of partitions (see lanes.go).
 	syncOpen bool
-	hasOpen  atomic.Bool // a segment is open (syncOpen)
-	idle     *time.Timer // finishes the open file when idle (flusher goroutine)
-	rollDue  bool        // the idle timer fired (under mu)
+	lanes    [OpenLanes]*lane // started on first use (under mu)
+	lanesRun sync.WaitGroup
+	openSegs atomic.Int32 // segments open (syncOpen)
+	idle     *time.Timer  // finishes the open files when idle (flusher goroutine)
+	rollDue  bool         // the idle timer fired (under mu)
+}
+
+// openSeg is a log file being appended to: the segment of a DurableAppend
+// back end, or the open file of a lane on a SyncOpen back end. It is used
+// by one goroutine at a time.
+type openSeg struct {
+	f     fsbackend.Writer // nil when none is open
+	name  string
+	size  int64
+	start time.Time
+	buf   []byte
 }
 
 type request struct {
@@ -122,30 +131,33 @@ func (w *writer) header() []byte {
 	return record.Append(nil, typeLogHeader, h)
 }
 
-func (w *writer) flush(batch []*request) {
+func (w *writer) flush(batch []*request) { w.flushSeg(&w.seg, batch) }
+
+// flushSeg appends batch to sg, makes it durable and acknowledges it.
+func (w *writer) flushSeg(sg *openSeg, batch []*request) {
 	start := time.Now()
-	w.buf = w.buf[:0]
+	sg.buf = sg.buf[:0]
 	n, roll := 0, false
 	for _, r := range batch {
-		w.buf = append(w.buf, r.buf...)
+		sg.buf = append(sg.buf, r.buf...)
 		n += r.n
 		roll = roll || r.roll
 	}
 	if roll {
-		w.roll()
+		w.roll(sg)
 	}
-	if len(w.buf) == 0 {
+	if len(sg.buf) == 0 {
 		for _, r := range batch {
 			r.done <- nil
 		}
 		return
 	}
-	name, err := w.write(w.buf)
+	name, err := w.write(sg, sg.buf)
 	if err == nil {
-		w.s.noteWritten(name, int64(len(w.buf)), batch)
+		w.s.noteWritten(name, int64(len(sg.buf)), batch)
 	}
 	if w.s.opts.OnBatch != nil {
-		w.s.opts.OnBatch(n, len(w.buf), time.Since(start), err)
+		w.s.opts.OnBatch(n, len(sg.buf), time.Since(start), err)
 	}
 	for _, r := range batch {
 		r.done <- err
@@ -156,78 +168,76 @@ func (w *writer) flush(batch []*request) {
 		default:
 		}
 	}
+	if err == nil && w.segmentDone(sg) {
+		w.roll(sg)
+	}
 }
 
-// write appends b to the segment, makes it durable and returns the
-// segment's name.
-func (w *writer) write(b []byte) (string, error) {
+// write appends b to sg, makes it durable and returns the segment's name.
+func (w *writer) write(sg *openSeg, b []byte) (string, error) {
 	ctx := context.Background()
-	if w.seg == nil {
-		w.segN++
-		name := logName(w.s.gen, w.s.run, w.segN)
-		seg, err := w.s.fs.Create(ctx, name)
+	if sg.f == nil {
+		name := logName(w.s.gen, w.s.run, int(w.segN.Add(1)))
+		f, err := w.s.fs.Create(ctx, name)
 		if err != nil {
 			return "", fmt.Errorf("stowage/mapstore/filestore: create %s: %w", name, err)
 		}
 		h := w.header()
-		if _, err := seg.Write(h); err != nil {
-			_ = seg.Abort()
+		if _, err := f.Write(h); err != nil {
+			_ = f.Abort()
 			return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", name, err)
 		}
-		w.seg, w.segName, w.segSize, w.segStart = seg, name, int64(len(h)), time.Now()
+		sg.f, sg.name, sg.size, sg.start = f, name, int64(len(h)), time.Now()
 		w.s.addFile(name, int64(len(h)), true)
-		w.hasOpen.Store(true)
+		w.openSegs.Add(1)
 	}
-	_, err := w.seg.Write(b)
+	_, err := sg.f.Write(b)
 	if err == nil {
-		err = w.seg.Sync()
+		err = sg.f.Sync()
 	}
 	if err != nil {
 		// Cut the failed batch off so it cannot reappear after a restart;
 		// if that fails too, leave the segment and start a new one.
-		if t, ok := w.seg.(fsbackend.Truncater); !ok || t.Truncate(w.segSize) != nil {
-			if cerr := w.seg.Close(); cerr != nil && w.syncOpen {
-				w.recoverLater(w.segName)
+		if t, ok := sg.f.(fsbackend.Truncater); !ok || t.Truncate(sg.size) != nil {
+			if cerr := sg.f.Close(); cerr != nil && w.syncOpen {
+				w.recoverLater(sg.name)
 			}
-			w.s.finishFile(w.segName)
-			w.seg = nil
-			w.hasOpen.Store(false)
+			w.s.finishFile(sg.name)
+			sg.f = nil
+			w.openSegs.Add(-1)
 		}
-		return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", w.segName, err)
+		return "", fmt.Errorf("stowage/mapstore/filestore: write %s: %w", sg.name, err)
 	}
-	w.segSize += int64(len(b))
-	name := w.segName
-	if w.segmentDone() {
-		w.roll()
-	}
-	return name, nil
+	sg.size += int64(len(b))
+	return sg.name, nil
 }
 
-func (w *writer) roll() {
-	if w.seg == nil {
+// roll finishes sg's file, if one is open.
+func (w *writer) roll(sg *openSeg) {
+	if sg.f == nil {
 		return
 	}
-	if err := w.seg.Close(); err != nil && !errors.Is(err, fsbackend.ErrClosed) {
-		w.s.log.Warn("stowage/mapstore/filestore: closing segment", "file", w.segName, "err", err)
+	if err := sg.f.Close(); err != nil && !errors.Is(err, fsbackend.ErrClosed) {
+		w.s.log.Warn("stowage/mapstore/filestore: closing segment", "file", sg.name, "err", err)
 		if w.syncOpen {
-			w.recoverLater(w.segName)
+			w.recoverLater(sg.name)
 		}
 	}
-	w.s.finishFile(w.segName)
-	w.seg = nil
-	w.hasOpen.Store(false)
+	w.s.finishFile(sg.name)
+	sg.f = nil
+	w.openSegs.Add(-1)
 }
 
-func (w *writer) finish() { w.roll() }
+func (w *writer) finish() { w.roll(&w.seg) }
 
 // rollSegment finishes the segment being written, if any, so that
 // compaction may collect it: once it returns, every record acknowledged
 // before it was called is in a finished file. The next batch starts a new
 // segment. On back ends without durable append every batch is a finished
-// file already, but for the open file of SyncOpen back ends, and it does
+// file already, but for the open files of SyncOpen back ends, and it does
 // nothing when none is open.
 func (w *writer) rollSegment(ctx context.Context) error {
-	if !w.append && !w.hasOpen.Load() {
+	if !w.append && w.openSegs.Load() == 0 {
 		return nil
 	}
 	r := reqPool.Get().(*request)

@@ -254,6 +254,31 @@ func (f *FileWriter) Hflush() error {
 	return nil
 }
 
+// StartHsync is Hsync without the wait: it sends the buffered data and the
+// sync request to the datanodes and returns a function that waits until
+// every datanode in the pipeline has synced it to disk and acknowledged
+// it. The file may be written to and synced again before the wait, so
+// several syncs can be in flight at once; the pipeline acknowledges them in
+// order, so a wait that returns nil implies every earlier sync succeeded,
+// and after a failed one every later one fails too. The wait may be called
+// from another goroutine, and after Close.
+func (f *FileWriter) StartHsync() (func() error, error) {
+	return f.startSync(true)
+}
+
+// StartHflush is StartHsync without the sync to disk, like Hflush.
+func (f *FileWriter) StartHflush() (func() error, error) {
+	return f.startSync(false)
+}
+
+func (f *FileWriter) startSync(syncBlock bool) (func() error, error) {
+	if f.blockWriter != nil {
+		return f.blockWriter.StartSync(syncBlock)
+	}
+
+	return func() error { return nil }, nil
+}
+
 // Close closes the file, writing any remaining data out to disk and waiting
 // for acknowledgements from the datanodes. It is important that Close is called
 // after all data has been written.

@@ -62,11 +62,13 @@ type blockWriteStream struct {
 	acksDone        chan struct{}
 	lastPacketSeqno int
 
-	// ackMu guards acked; ackCond is signalled when it grows or the ack
-	// loop ends.
-	ackMu   sync.Mutex
-	ackCond *sync.Cond
-	acked   int
+	// ackMu guards acked and ackFailed; ackCond is signalled when acked
+	// grows, when the ack loop fails (ackError is set before ackFailed),
+	// and when it ends.
+	ackMu     sync.Mutex
+	ackCond   *sync.Cond
+	acked     int
+	ackFailed bool
 
 	heartbeats chan struct{}
 	writeLock  sync.Mutex
@@ -208,22 +210,47 @@ func (s *blockWriteStream) finish(syncBlock bool) error {
 // like hsync: the data written so far is then on the disks of every
 // datanode.
 func (s *blockWriteStream) sync(syncBlock bool) error {
-	if s.closed {
-		return io.ErrClosedPipe
-	}
-
-	if err := s.getAckError(); err != nil {
-		return err
-	}
-
-	seqno, err := s.flushSync(syncBlock)
+	wait, err := s.startSync(syncBlock)
 	if err != nil {
 		return err
 	}
 
+	return wait()
+}
+
+// startSync is sync without the wait: it sends the buffered bytes and the
+// packet that carries the sync, and returns a function that waits until
+// that packet is acknowledged. Several syncs may be in flight at once (up
+// to the packets in the queue); the pipeline acknowledges packets in
+// order, so a sync whose wait returned nil implies every earlier one. The
+// wait may be called from another goroutine than the writer's, and after
+// the stream finished.
+func (s *blockWriteStream) startSync(syncBlock bool) (func() error, error) {
+	if s.closed {
+		return nil, io.ErrClosedPipe
+	}
+
+	if err := s.getAckError(); err != nil {
+		return nil, err
+	}
+
+	seqno, err := s.flushSync(syncBlock)
+	if err != nil {
+		return nil, err
+	}
+
+	return func() error { return s.waitAcked(seqno) }, nil
+}
+
+// waitAcked waits until the packet seqno is acknowledged, or the ack loop
+// ended without it.
+func (s *blockWriteStream) waitAcked(seqno int) error {
 	s.ackMu.Lock()
 	defer s.ackMu.Unlock()
 	for s.acked < seqno {
+		if s.ackFailed {
+			return s.ackError
+		}
 		select {
 		case <-s.acksDone:
 			if s.ackError != nil {
@@ -386,6 +413,12 @@ Acks:
 		s.ackCond.Broadcast()
 		s.ackMu.Unlock()
 	}
+
+	// Wake the syncs waiting for acks that will not come.
+	s.ackMu.Lock()
+	s.ackFailed = true
+	s.ackCond.Broadcast()
+	s.ackMu.Unlock()
 
 	// Once we've seen an error, just keep reading packets off the channel (but
 	// not off the socket) until the writing thread figures it out. If we don't,

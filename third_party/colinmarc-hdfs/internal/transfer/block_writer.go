@@ -116,6 +116,19 @@ func (bw *BlockWriter) Sync(syncBlock bool) error {
 	return nil
 }
 
+// StartSync is Sync without the wait: it sends the unwritten packets, the
+// last of them marked as Sync does, and returns a function that waits
+// until the pipeline acknowledged it. Several may be outstanding; they
+// complete in order. The wait may be called from another goroutine, and
+// after Close.
+func (bw *BlockWriter) StartSync(syncBlock bool) (func() error, error) {
+	if bw.stream != nil {
+		return bw.stream.startSync(syncBlock)
+	}
+
+	return func() error { return nil }, nil
+}
+
 // Close implements io.Closer. It flushes any unwritten packets out to the
 // datanode, and sends a final packet indicating the end of the block. The
 // block must still be finalized with the namenode.

@@ -2,9 +2,11 @@ package transfer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	hdfs "github.com/colinmarc/hdfs/v2/internal/protocol/hadoop_hdfs"
 	"github.com/stretchr/testify/assert"
@@ -203,4 +205,126 @@ func TestSyncReportsAckError(t *testing.T) {
 	_, err := s.Write([]byte("some bytes"))
 	require.NoError(t, err)
 	assert.Error(t, s.sync(true))
+}
+
+// readPacketHeader reads one packet from conn and returns its header.
+func readPacketHeader(conn net.Conn) (*hdfs.PacketHeaderProto, error) {
+	lengths := make([]byte, 6)
+	if _, err := io.ReadFull(conn, lengths); err != nil {
+		return nil, err
+	}
+	packetLen := binary.BigEndian.Uint32(lengths)
+	headerLen := binary.BigEndian.Uint16(lengths[4:])
+	rest := make([]byte, int(headerLen)+int(packetLen)-4)
+	if _, err := io.ReadFull(conn, rest); err != nil {
+		return nil, err
+	}
+	header := &hdfs.PacketHeaderProto{}
+	return header, proto.Unmarshal(rest[:headerLen], header)
+}
+
+func writeAck(conn net.Conn, seqno int64, status hdfs.Status) error {
+	ack, _ := makePrefixedMessage(&hdfs.PipelineAckProto{
+		Seqno: proto.Int64(seqno),
+		Reply: []hdfs.Status{status},
+	})
+	_, err := conn.Write(ack)
+	return err
+}
+
+// Several syncs are in flight at once: the datanode sees three sync
+// packets before it acknowledges any, and each wait returns once its own
+// packet is acknowledged.
+func TestStartSyncOverlaps(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	var seqnos []int64
+	syncsBeforeAck := make(chan int, 1)
+	go func() {
+		defer server.Close()
+		// Read without acknowledging until three syncs arrived, or a
+		// while passed without (the client waits for an ack first).
+		server.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for len(seqnos) < 3 {
+			h, err := readPacketHeader(server)
+			if err != nil {
+				break
+			}
+			if h.GetSyncBlock() {
+				seqnos = append(seqnos, h.GetSeqno())
+			}
+		}
+		syncsBeforeAck <- len(seqnos)
+		server.SetReadDeadline(time.Time{})
+		for _, n := range seqnos {
+			if err := writeAck(server, n, hdfs.Status_SUCCESS); err != nil {
+				return
+			}
+		}
+		// Then acknowledge every packet as it comes.
+		for {
+			h, err := readPacketHeader(server)
+			if err != nil {
+				return
+			}
+			seqnos = append(seqnos, h.GetSeqno())
+			if err := writeAck(server, h.GetSeqno(), hdfs.Status_SUCCESS); err != nil {
+				return
+			}
+		}
+	}()
+
+	s := newBlockWriteStream(client, 0)
+	var waits []func() error
+	for i := 0; i < 3; i++ {
+		_, err := s.Write([]byte(fmt.Sprintf("batch %d;", i)))
+		require.NoError(t, err)
+		wait, err := s.startSync(true)
+		require.NoError(t, err)
+		waits = append(waits, wait)
+	}
+	assert.Equal(t, 3, <-syncsBeforeAck, "sync packets the datanode saw before its first ack")
+	for i, wait := range waits {
+		assert.NoError(t, wait(), "wait %d", i)
+	}
+	s.ackMu.Lock()
+	acked := s.acked
+	s.ackMu.Unlock()
+	assert.EqualValues(t, 3, acked, "seqno of the last sync acknowledged")
+}
+
+// When the pipeline fails after acknowledging the first of three syncs in
+// flight, the first wait succeeds and the later ones fail.
+func TestStartSyncFailureFailsLaterSyncs(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	go func() {
+		var seqnos []int64
+		for len(seqnos) < 3 {
+			h, err := readPacketHeader(server)
+			if err != nil {
+				server.Close()
+				return
+			}
+			if h.GetSyncBlock() {
+				seqnos = append(seqnos, h.GetSeqno())
+			}
+		}
+		_ = writeAck(server, seqnos[0], hdfs.Status_SUCCESS)
+		_ = writeAck(server, seqnos[1], hdfs.Status_ERROR)
+		server.Close()
+	}()
+
+	s := newBlockWriteStream(client, 0)
+	var waits []func() error
+	for i := 0; i < 3; i++ {
+		_, err := s.Write([]byte(fmt.Sprintf("batch %d;", i)))
+		require.NoError(t, err)
+		wait, err := s.startSync(true)
+		require.NoError(t, err)
+		waits = append(waits, wait)
+	}
+	assert.NoError(t, waits[0]())
+	assert.Error(t, waits[1]())
+	assert.Error(t, waits[2]())
 }
