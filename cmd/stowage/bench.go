@@ -51,6 +51,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
 	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) against SeaTunnel's imap-storage-file 2.3.8 called directly, instead of the checkpoint workloads")
 	peersCluster := fl.Bool("peers-cluster", false, "with --peers: run the cluster ceiling instead, Hazelcast 5.7.0 (no map store, backup-count 1, 1 and 3 member JVMs, its Java client with 64 writers) beside stowage's embedded in-memory members and 3 member processes over HTTP, puts/s and CPU per put")
+	peersMapStore := fl.Bool("peers-mapstore", false, "with --peers: run Hazelcast 5.7.0 with a MapStore over SeaTunnel's imap-storage-file 2.3.8 (as SeaTunnel's FileMapStore, write-through, EAGER) instead: one writer and 64, EAGER load, disk/live after 10 overwrites, beside stowage and that storage called directly")
 	peersPuts := fl.Int("peers-puts", 100_000, "with --peers-cluster: timed puts of each row (default 10,000 with --quick)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -127,6 +128,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return fmt.Errorf("--peers-puts %d: want at least 64, one per writer", n)
 			}
 			err = pb.runCluster(ctx, stdout, n)
+		case *peersMapStore:
+			err = pb.runMapStore(ctx, stdout, *quick)
 		case *peersImap:
 			err = pb.runImap(ctx, stdout, *quick)
 		default:
