@@ -304,7 +304,7 @@ func printMapStoreRatios(w io.Writer, all []mapStoreRow, sz mapStoreSizes, hdfs 
 		fmt.Fprintf(w, "  SeaTunnel's WAL writer (Hazelcast + FileMapStore and direct alike) writes each record and hsyncs it before store returns, one record per sync.\n")
 		fmt.Fprintf(w, "  stowage's disk/live is measured on local disk only (bench.Overwrite).\n")
 	} else {
-		fmt.Fprintf(w, "  durability: stowage acknowledges a put after fdatasync of its batch; SeaTunnel's WAL writer calls hsync per record,\n")
-		fmt.Fprintf(w, "  which Hadoop's local file system does not turn into an fsync (see bench/README.md): an acknowledged record sits in the page cache.\n")
+		fmt.Fprintf(w, "  durability: stowage acknowledges a put after fdatasync of its batch; SeaTunnel's WAL writer (Hazelcast + FileMapStore and direct alike)\n")
+		fmt.Fprintf(w, "  calls hsync per record, which its checksum-less local file system turns into an fsync: one fsync per record before store returns.\n")
 	}
 }

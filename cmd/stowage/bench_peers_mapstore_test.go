@@ -87,7 +87,7 @@ func TestMapStoreLinesAndRatios(t *testing.T) {
 	var out bytes.Buffer
 	printMapStoreRatios(&out, rows, mapStoreSizes{Entries: 10_000, Keys: 500}, false)
 	s := out.String()
-	for _, want := range []string{"4.00", "2.67", "100.00", "50.00", "8.00", "EAGER load of 10000", "fdatasync"} {
+	for _, want := range []string{"4.00", "2.67", "100.00", "50.00", "8.00", "EAGER load of 10000", "fdatasync", "one fsync per record"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("table lacks %q:\n%s", want, s)
 		}
