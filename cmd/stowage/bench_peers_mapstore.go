@@ -29,6 +29,8 @@ type mapStoreRow struct {
 	// Value is puts/s (write), entries/s (load) or disk bytes per live
 	// byte (overwrite).
 	Value float64 `json:"value"`
+	// Lost is how many entries an EAGER load lacked of those written.
+	Lost int `json:"lost,omitempty"`
 }
 
 // hzMapStore is what HzMapStoreBench prints.
@@ -38,6 +40,8 @@ type hzMapStore struct {
 	Writers     int     `json:"writers"`
 	PutsPerSec  float64 `json:"puts_per_sec"`
 	EntriesSec  float64 `json:"entries_per_sec"`
+	Entries     int     `json:"entries"`
+	Loaded      int     `json:"loaded"`
 	DiskPerLive float64 `json:"disk_per_live"`
 }
 
@@ -89,6 +93,7 @@ func parseHzMapStore(out []byte) (mapStoreRow, error) {
 			row.Value = r.PutsPerSec
 		case "load":
 			row.Value = r.EntriesSec
+			row.Lost = r.Entries - r.Loaded
 		case "overwrite":
 			row.Value = r.DiskPerLive
 		default:
@@ -299,6 +304,11 @@ func printMapStoreRatios(w io.Writer, all []mapStoreRow, sz mapStoreSizes, hdfs 
 			ratio(l.Workload, l.Stowage, l.Hz), ratio(l.Workload, l.Stowage, l.Direct))
 	}
 	fmt.Fprintf(w, "  (ratios above 1: stowage better; for disk/live it is Hazelcast's bytes over stowage's)\n")
+	for _, r := range all {
+		if r.Lost > 0 {
+			fmt.Fprintf(w, "  round %d: %s's EAGER load held %d entries fewer than the %d written\n", r.Round, r.System, r.Lost, sz.Entries)
+		}
+	}
 	if hdfs {
 		fmt.Fprintf(w, "  durability: stowage acknowledges a put after hsync of its batch on a log file (every DataNode of the pipeline synced);\n")
 		fmt.Fprintf(w, "  SeaTunnel's WAL writer (Hazelcast + FileMapStore and direct alike) writes each record and hsyncs it before store returns, one record per sync.\n")

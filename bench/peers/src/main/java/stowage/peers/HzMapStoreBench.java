@@ -36,7 +36,7 @@ import org.apache.hadoop.fs.FileSystem;
  * {@code --mode load}: {@code --entries} entries are put (putAll in
  * batches of 1,000, which the map store gets as storeAll), the member is
  * shut down, a new one started, and the time until its EAGER map holds
- * them all is measured; entries/s. {@code --mode overwrite}:
+ * them all is measured; entries/s of the entries it holds (and how many it holds). {@code --mode overwrite}:
  * {@code --keys} keys written {@code --rounds} times from
  * {@code --writers} threads, then the member is shut down and the bytes
  * of the map's files compared with the live bytes (keys and values).
@@ -157,12 +157,11 @@ public final class HzMapStoreBench {
         hz = member(props, name);
         int got = hz.getMap(name).size();
         double secs = (System.nanoTime() - start) / 1e9;
-        if (got != entries) {
-            throw new IllegalStateException("EAGER load: " + got + " entries, want " + entries);
-        }
+        // A load that holds fewer entries than were put is reported, not
+        // hidden: "loaded" below "entries".
         System.out.printf(Locale.ROOT,
-                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"load\",\"entries\":%d,\"load_ms\":%.1f,\"entries_per_sec\":%.1f}%n",
-                entries, secs * 1e3, entries / secs);
+                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"load\",\"entries\":%d,\"loaded\":%d,\"load_ms\":%.1f,\"entries_per_sec\":%.1f}%n",
+                entries, got, secs * 1e3, got / secs);
         hz.shutdown();
     }
 
