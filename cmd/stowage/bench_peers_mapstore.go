@@ -31,6 +31,9 @@ type mapStoreRow struct {
 	Value float64 `json:"value"`
 	// Lost is how many entries an EAGER load lacked of those written.
 	Lost int `json:"lost,omitempty"`
+	// StoreFailures is how many writes SeaTunnel's storage said it could
+	// not make, which its FileMapStore ignores (Hazelcast's put succeeded).
+	StoreFailures int `json:"store_failures,omitempty"`
 }
 
 // hzMapStore is what HzMapStoreBench prints.
@@ -42,6 +45,7 @@ type hzMapStore struct {
 	EntriesSec  float64 `json:"entries_per_sec"`
 	Entries     int     `json:"entries"`
 	Loaded      int     `json:"loaded"`
+	Failures    int     `json:"store_failures"`
 	DiskPerLive float64 `json:"disk_per_live"`
 }
 
@@ -87,7 +91,7 @@ func parseHzMapStore(out []byte) (mapStoreRow, error) {
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			return mapStoreRow{}, fmt.Errorf("Hazelcast map store harness: line %q: %w", line, err)
 		}
-		row := mapStoreRow{System: "hazelcast+filemapstore", Workload: r.Workload, Writers: r.Writers}
+		row := mapStoreRow{System: "hazelcast+filemapstore", Workload: r.Workload, Writers: r.Writers, StoreFailures: r.Failures}
 		switch r.Workload {
 		case "write":
 			row.Value = r.PutsPerSec
@@ -307,6 +311,9 @@ func printMapStoreRatios(w io.Writer, all []mapStoreRow, sz mapStoreSizes, hdfs 
 	for _, r := range all {
 		if r.Lost > 0 {
 			fmt.Fprintf(w, "  round %d: %s's EAGER load held %d entries fewer than the %d written\n", r.Round, r.System, r.Lost, sz.Entries)
+		}
+		if r.StoreFailures > 0 {
+			fmt.Fprintf(w, "  round %d, %s: SeaTunnel's storage reported %d writes it could not make, which FileMapStore ignores (the puts succeeded)\n", r.Round, r.Workload, r.StoreFailures)
 		}
 	}
 	if hdfs {

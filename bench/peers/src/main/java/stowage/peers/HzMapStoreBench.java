@@ -135,8 +135,9 @@ public final class HzMapStoreBench {
         double secs = (System.nanoTime() - start) / 1e9;
         Arrays.sort(took);
         System.out.printf(Locale.ROOT,
-                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"write\",\"writers\":%d,\"puts\":%d,\"puts_per_sec\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f}%n",
-                writers, writers * puts, writers * puts / secs, took[took.length / 2] / 1e6, took[took.length * 9 / 10] / 1e6);
+                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"write\",\"writers\":%d,\"puts\":%d,\"puts_per_sec\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"store_failures\":%d}%n",
+                writers, writers * puts, writers * puts / secs, took[took.length / 2] / 1e6, took[took.length * 9 / 10] / 1e6,
+                SeaTunnelStyleMapStore.failures());
         hz.shutdown();
     }
 
@@ -160,8 +161,8 @@ public final class HzMapStoreBench {
         // A load that holds fewer entries than were put is reported, not
         // hidden: "loaded" below "entries".
         System.out.printf(Locale.ROOT,
-                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"load\",\"entries\":%d,\"loaded\":%d,\"load_ms\":%.1f,\"entries_per_sec\":%.1f}%n",
-                entries, got, secs * 1e3, got / secs);
+                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"load\",\"entries\":%d,\"loaded\":%d,\"load_ms\":%.1f,\"entries_per_sec\":%.1f,\"store_failures\":%d}%n",
+                entries, got, secs * 1e3, got / secs, SeaTunnelStyleMapStore.failures());
         hz.shutdown();
     }
 
@@ -183,8 +184,8 @@ public final class HzMapStoreBench {
         }
         long disk = namespaceBytes(props);
         System.out.printf(Locale.ROOT,
-                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"overwrite\",\"keys\":%d,\"rounds\":%d,\"live_bytes\":%d,\"disk_bytes\":%d,\"disk_per_live\":%.3f}%n",
-                keys, rounds, live, disk, (double) disk / live);
+                "{\"system\":\"hazelcast+filemapstore\",\"workload\":\"overwrite\",\"keys\":%d,\"rounds\":%d,\"live_bytes\":%d,\"disk_bytes\":%d,\"disk_per_live\":%.3f,\"store_failures\":%d}%n",
+                keys, rounds, live, disk, (double) disk / live, SeaTunnelStyleMapStore.failures());
     }
 
     /**
