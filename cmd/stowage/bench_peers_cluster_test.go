@@ -57,6 +57,7 @@ func TestClusterRatios(t *testing.T) {
 		{System: "hazelcast", Kind: "client", Members: 1, Round: 1, PerSec: 50, CPUUS: 40},
 		{System: "hazelcast", Kind: "client", Members: 3, Round: 1, PerSec: 20, CPUUS: 200},
 		{System: "stowage", Kind: "embedded", Members: 3, Round: 1, PerSec: 60, CPUUS: 30},
+		{System: "stowage", Kind: "embedded", Members: 3, Round: 2, PerSec: 80, CPUUS: 30},
 		{System: "stowage", Kind: "http", Members: 3, Round: 1, PerSec: 30, CPUUS: 100},
 		// Round 2, and a round 3 so that the median is the middle one.
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 2, PerSec: 300, CPUUS: 20},
@@ -72,8 +73,8 @@ func TestClusterRatios(t *testing.T) {
 	if one.Members != 1 || one.PerSec != 200 || one.HzPerSec != 60 || one.CPUUS != 20 || one.HzCPUUS != 50 {
 		t.Errorf("one member: %+v, want medians 200 vs 60 puts/s, 20 vs 50 µs", one)
 	}
-	if got[1].Members != 3 || got[1].HzPerSec != 20 || !strings.Contains(got[1].Label, "embedded") {
-		t.Errorf("3 embedded: %+v", got[1])
+	if got[1].Members != 3 || got[1].HzPerSec != 20 || got[1].PerSec != 70 || !strings.Contains(got[1].Label, "embedded") {
+		t.Errorf("3 embedded: %+v, want puts/s 70, the mean of two rounds' 60 and 80", got[1])
 	}
 	if got[2].Members != 3 || got[2].PerSec != 30 || !strings.Contains(got[2].Label, "HTTP") {
 		t.Errorf("3 over HTTP: %+v", got[2])

@@ -262,7 +262,7 @@ func mapStoreLines(all []mapStoreRow) []mapStoreLine {
 	for _, k := range order {
 		v := vals[k]
 		out = append(out, mapStoreLine{Workload: k.workload, Writers: k.writers,
-			Stowage: median(v["stowage"]), Hz: median(v["hazelcast+filemapstore"]), Direct: median(v["seatunnel"])})
+			Stowage: midMedian(v["stowage"]), Hz: midMedian(v["hazelcast+filemapstore"]), Direct: midMedian(v["seatunnel"])})
 	}
 	return out
 }
@@ -307,7 +307,7 @@ func printMapStoreRatios(w io.Writer, all []mapStoreRow, sz mapStoreSizes, hdfs 
 		fmt.Fprintf(w, "  %-34s %12s %14s %12s %10s %10s\n", label, num(l.Stowage), num(l.Hz), num(l.Direct),
 			ratio(l.Workload, l.Stowage, l.Hz), ratio(l.Workload, l.Stowage, l.Direct))
 	}
-	fmt.Fprintf(w, "  (ratios above 1: stowage better; for disk/live it is Hazelcast's bytes over stowage's)\n")
+	fmt.Fprintf(w, "  (medians: of two rounds, their mean; ratios above 1: stowage better; for disk/live it is Hazelcast's bytes over stowage's)\n")
 	for _, r := range all {
 		if r.Lost > 0 {
 			fmt.Fprintf(w, "  round %d: %s's EAGER load held %d entries fewer than the %d written\n", r.Round, r.System, r.Lost, sz.Entries)
