@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -106,5 +107,39 @@ func TestBenchPeersClusterRejectsFewPuts(t *testing.T) {
 	err := runBench(context.Background(), []string{"--peers", "--peers-cluster", "--peers-puts", "10", "--dir", t.TempDir()}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--peers-puts 10") {
 		t.Fatalf("bench --peers --peers-cluster --peers-puts 10: got %v", err)
+	}
+}
+
+// One Hazelcast member and its client, through the harness: a result with
+// puts/s and the member's CPU per put, and no process left behind. Needs
+// java and mvn (skipped otherwise, as the other peers tests are).
+func TestPeersHzClusterOneMember(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	p := &peersBench{src: findPeersSrc(), dir: t.TempDir(), rounds: 1, lookPath: exec.LookPath, say: t.Logf}
+	if err := p.check(); err != nil {
+		t.Skip(err)
+	}
+	if ps := benchChildProcesses(t); len(ps) != 0 {
+		t.Fatalf("child processes before the test: %v", ps)
+	}
+	ctx := context.Background()
+	jar, err := p.jar(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := p.hzCluster(ctx, jar, p.dir, 1, 1, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.System != "hazelcast" || row.Members != 1 || row.Puts != 2000 || row.PerSec <= 0 || row.Round != 1 {
+		t.Errorf("row %+v", row)
+	}
+	if row.CPUUS <= 0 {
+		t.Errorf("member CPU per put %v: want it read from /proc", row.CPUUS)
+	}
+	if ps := benchChildProcesses(t); len(ps) != 0 {
+		t.Errorf("processes left behind: %v", ps)
 	}
 }
