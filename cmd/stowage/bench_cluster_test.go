@@ -116,7 +116,7 @@ func TestBenchSingleMemberSmoke(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"raw group-commit", "one PutAll", "write-behind Map.Put", "EAGER load", "disk/live", "disk use of a metrics-style map", "within 2x live", "1 file(s) opened per lookup"} {
+	for _, want := range []string{"write-through / raw group commit", "one PutAll", "write-behind Map.Put", "EAGER load", "disk/live", "disk use of a metrics-style map", "within 2x live", "1 file(s) opened per lookup"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
