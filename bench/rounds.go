@@ -68,6 +68,9 @@ type LoadRound struct {
 	// GOMAXPROCS goroutines (the floor for a load that uses every core).
 	Raw, RawKept, RawParallel time.Duration
 	Load                      time.Duration
+	// LoadOpen is the part of Load spent opening the node: the map
+	// store's read of the log files (EagerLoadPhases).
+	LoadOpen time.Duration
 }
 
 // Ratio is the time of the raw sequential read that keeps the bytes over
@@ -116,7 +119,7 @@ func LoadRounds(ctx context.Context, dir string, rounds, entries, valueSize, bat
 			return err
 		}
 		load := func() (err error) {
-			r.Load, err = EagerLoad(ctx, LocalTarget(ns), entries)
+			r.Load, r.LoadOpen, err = EagerLoadPhases(ctx, LocalTarget(ns), entries)
 			debug.FreeOSMemory()
 			return err
 		}
