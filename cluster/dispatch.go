@@ -160,7 +160,7 @@ const MaxTableVersion = math.MaxInt64 / 2
 const (
 	mBatch     = "batch"      // several calls in one (batch.go)
 	mBatchPoll = "batch-poll" // the answer of a call that outlasted its batch
-	mTable     = "table"      // master -> member: install this table
+	mTable     = "table"      // master -> member: install this table (or, version only: which is yours?)
 	mGetTab    = "gettab"     // any -> any: send your table
 	mLease     = "lease"      // what is your table's version (lease.go)
 	mSuspect   = "suspect"    // my connection to this member was refused: check it
@@ -247,6 +247,12 @@ func (pr *Protocol) registerOwn() {
 		}
 		if tm.Version > MaxTableVersion {
 			return nil, fmt.Errorf("%w: table version %d is over %d", ErrBadMessage, tm.Version, int64(MaxTableVersion))
+		}
+		if len(tm.Owners) == 0 {
+			// A reminder of the version (Protocol.remind): this
+			// member's own version tells the master whether to send
+			// the whole table.
+			return Encode(tableMsg{Version: pr.TableVersion()}), nil
 		}
 		pr.install(tm.table())
 		if t, _ := pr.Table(); t != nil && t.Version > tm.Version {

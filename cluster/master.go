@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,13 +91,18 @@ func (pr *Protocol) install(t *partition.Table) bool {
 	return true
 }
 
+// remindEvery is how often the master reminds the members of the
+// table's version while the table does not change (see remind), counted
+// from its last push: a member that missed a push has the table within
+// about remindEvery. The master loop also runs its other rounds
+// (recheckDown, checkReach, repair) at least this often.
+const remindEvery = 2 * time.Second
+
 // masterLoop recomputes and publishes the table whenever membership
-// changes, while this member is the master, and republishes it now and
-// then for members that missed it.
+// changes, while this member is the master, and reminds the members of
+// its version now and then for those that missed it.
 func (pr *Protocol) masterLoop() {
 	defer pr.wg.Done()
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
 	for {
 		ch := pr.view.Changed()
 		pr.recheckDown()
@@ -109,9 +115,19 @@ func (pr *Protocol) masterLoop() {
 			pr.repair()
 		}
 		graceOver, stop := pr.graceTimer()
+		// The next turn is remindEvery after the last push, not on a
+		// fixed tick: a tick that fell while a join's table was pushed
+		// (half a second to 99 members) ran the next turn right after
+		// it, and pushed the same table to every member again.
+		wait := remindEvery
+		if d := time.Until(pr.pushedAt.Add(remindEvery)); d > 0 {
+			wait = d
+		}
+		tick := time.NewTimer(wait)
 		select {
 		case <-pr.ctx.Done():
 			stop()
+			tick.Stop()
 			return
 		case <-ch:
 		case <-pr.kick:
@@ -119,6 +135,7 @@ func (pr *Protocol) masterLoop() {
 		case <-graceOver:
 		}
 		stop()
+		tick.Stop()
 	}
 }
 
@@ -178,7 +195,17 @@ func (pr *Protocol) rebalance(ms []Member) {
 	next := partition.AssignHolding(ids, pr.count, pr.replicas-1, base, away)
 	pr.noteDeparted(next)
 	if cur != nil && floor <= cur.Version && slices.EqualFunc(next.Owners, cur.Owners, slices.Equal) && sameAway(next, cur) {
-		pr.publish(ms, cur)
+		switch {
+		case cur.Version != pr.pushedVer:
+			// A table this master has not pushed (taken from an offer
+			// or fetched): the members may not have it.
+			pr.publish(ms, cur)
+		case changed || time.Since(pr.pushedAt) >= remindEvery:
+			pr.remind(ms, cur)
+		default:
+			return // pushed or reminded of lately: the members have it
+		}
+		pr.pushedAt, pr.pushedVer = time.Now(), cur.Version
 		return
 	}
 	level := slog.LevelInfo
@@ -189,6 +216,7 @@ func (pr *Protocol) rebalance(ms []Member) {
 		pr.install(next)
 		pr.log.Log(pr.ctx, level, "stowage: partition table published", "version", next.Version, "members", len(ms))
 		pr.publish(ms, next)
+		pr.pushedAt, pr.pushedVer = time.Now(), next.Version
 		pr.handOverNext()
 		return
 	}
@@ -201,7 +229,9 @@ func (pr *Protocol) rebalance(ms []Member) {
 	pr.mu.Lock()
 	pr.pushed = max(pr.pushed, next.Version)
 	pr.mu.Unlock()
-	if took := pr.publish(ms, next) + 1; took < pr.publishMin {
+	took := pr.publish(ms, next) + 1
+	pr.pushedAt, pr.pushedVer = time.Now(), next.Version
+	if took < pr.publishMin {
 		pr.log.Warn("stowage: partition table not installed: too few members took it",
 			"version", next.Version, "took", took, "need", pr.publishMin)
 		return
@@ -229,10 +259,32 @@ const FanOut = 16
 // publish pushes t to the members ms, FanOut at a time, and returns how
 // many took it (this member not counted).
 func (pr *Protocol) publish(ms []Member, t *partition.Table) int {
+	return pr.push(ms, t, false)
+}
+
+// remind tells the members ms the version of t, the table they all
+// took before, and pushes the whole table only to those that answer
+// with an older version: a member that missed a push (its call failed,
+// or it was cut off for a while) still gets it on the next reminder,
+// while the others are sent some bytes instead of the whole table every
+// remindEvery (about 10 KB a member at 100 members). A member from
+// before reminders answers a version-only table with no version, and is
+// sent the whole table as before.
+func (pr *Protocol) remind(ms []Member, t *partition.Table) {
+	pr.push(ms, t, true)
+}
+
+// push is publish, or with versionOnly remind.
+func (pr *Protocol) push(ms []Member, t *partition.Table, versionOnly bool) int {
 	if pr.tr == nil {
 		return 0
 	}
-	body := Encode(tableOf(t))
+	full := sync.OnceValue(func() []byte { return Encode(tableOf(t)) })
+	body := full
+	if versionOnly {
+		short := Encode(tableMsg{Version: t.Version})
+		body = func() []byte { return short }
+	}
 	var to []string
 	for _, m := range ms {
 		if m.ID != pr.self && m.RPC != "" {
@@ -244,10 +296,17 @@ func (pr *Protocol) publish(ms []Member, t *partition.Table) int {
 		addr := to[i]
 		ctx, cancel := context.WithTimeout(pr.ctx, 2*time.Second)
 		defer cancel()
-		b, err := pr.Call(ctx, addr, mTable, body)
+		b, err := pr.Call(ctx, addr, mTable, body())
 		var tm tableMsg
 		if err != nil || Decode(b, &tm) != nil {
 			return
+		}
+		if versionOnly && tm.Version < t.Version {
+			// Behind: the whole table.
+			b, err = pr.Call(ctx, addr, mTable, full())
+			if tm = (tableMsg{}); err != nil || Decode(b, &tm) != nil {
+				return
+			}
 		}
 		if tm.Version > t.Version {
 			// The member has a newer table (from a master this one did

@@ -85,6 +85,10 @@ type Protocol struct {
 	wasMstr  bool
 	// lastMembers is the member set the master last computed a table for.
 	lastMembers string
+	// The master's last push of the table to the members (only the
+	// master loop touches it; see remindEvery).
+	pushedAt  time.Time
+	pushedVer int64
 	// The master's record of members away (away.go).
 	grace time.Duration
 	away  awayState
