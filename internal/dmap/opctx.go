@@ -3,8 +3,9 @@ package dmap
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/stowage/stowage/internal/endctx"
 )
 
 // An operation whose context has no deadline is bounded by OpTimeout.
@@ -24,22 +25,11 @@ const opSweepEvery = 10 * time.Millisecond
 type opCtx struct {
 	parent   context.Context
 	deadline time.Time
-	own      bool        // the deadline is this context's own, enforced by the sweep
-	ended    atomic.Bool // err is set: the sweep drops it, Err takes no lock before
-
-	mu    sync.Mutex
-	done  chan struct{} // made when first asked for
-	err   error
-	after []*opAfter
+	own      bool // the deadline is this context's own, enforced by the sweep
+	endctx.Ending
 	// stopParent stops the function that ends this context with its
 	// parent; nil when the parent cannot end.
 	stopParent func() bool
-}
-
-// opAfter is a function to call once an opCtx ends.
-type opAfter struct {
-	f    func()
-	gone bool // called, or stopped
 }
 
 var _ context.Context = (*opCtx)(nil)
@@ -69,25 +59,11 @@ func (e *Engine) bound(ctx context.Context) *opCtx {
 
 func (c *opCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
-func (c *opCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.err != nil {
-			return closedChan
-		}
-		c.done = make(chan struct{})
-	}
-	return c.done
-}
-
 // Err is the parent's error once it ended, DeadlineExceeded from the
 // deadline on, Canceled once the operation returned.
 func (c *opCtx) Err() error {
-	if c.ended.Load() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.err
+	if c.Ended() {
+		return c.Cause()
 	}
 	if c.stopParent != nil {
 		if err := c.parent.Err(); err != nil {
@@ -104,38 +80,6 @@ func (c *opCtx) Err() error {
 
 func (c *opCtx) Value(key any) any { return c.parent.Value(key) }
 
-// AfterFunc calls f once the context ends, on the goroutine that ends it
-// (f must not block: context.AfterFunc, WithCancel and the like, which
-// use it, pass a function that only cancels), or at once on a goroutine
-// of its own if it has ended; stop keeps f from being called and reports
-// whether it did.
-func (c *opCtx) AfterFunc(f func()) (stop func() bool) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		go f()
-		return func() bool { return false }
-	}
-	a := &opAfter{f: f}
-	c.after = append(c.after, a)
-	c.mu.Unlock()
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if a.gone {
-			return false
-		}
-		a.gone = true
-		for i, x := range c.after {
-			if x == a {
-				c.after = append(c.after[:i], c.after[i+1:]...)
-				break
-			}
-		}
-		return true
-	}
-}
-
 // cancel ends the context: the operation returned.
 func (c *opCtx) cancel() {
 	c.end(context.Canceled)
@@ -145,30 +89,7 @@ func (c *opCtx) cancel() {
 }
 
 // end ends the context with err, if it has not ended.
-func (c *opCtx) end(err error) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.err = err
-	c.ended.Store(true)
-	if c.done != nil {
-		close(c.done)
-	}
-	after := c.after
-	c.after = nil
-	for _, a := range after {
-		a.gone = true
-	}
-	c.mu.Unlock()
-	for _, a := range after {
-		a.f()
-	}
-}
-
-// closedChan is a closed channel: a wait on it ends at once.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+func (c *opCtx) end(err error) { c.End(err) }
 
 // opDeadlines ends the operations past their deadline: a sweep every
 // opSweepEvery while any is in flight.
@@ -206,7 +127,7 @@ func (d *opDeadlines) sweep() {
 	keep := d.live[:0]
 	for _, c := range d.live {
 		switch {
-		case c.ended.Load():
+		case c.Ended():
 		case !now.Before(c.deadline):
 			expired = append(expired, c)
 		default:

@@ -36,6 +36,7 @@ var layers = map[string]int{
 	"bench/sim":         10,
 	"internal/logscrub": 90,
 	"internal/mpack":    90,
+	"internal/endctx":   90,
 }
 
 // groupOf returns the group of a package path below the module: the
