@@ -37,7 +37,7 @@ var hzJVMFlags = []string{"--add-modules", "java.se",
 type clusterRow struct {
 	System  string  `json:"system"` // "hazelcast" or "stowage"
 	Members int     `json:"members"`
-	Kind    string  `json:"kind"` // how stowage was driven: "embedded" or "http"; "client" for Hazelcast
+	Kind    string  `json:"kind"` // how stowage was driven: "embedded" (in memory), "embedded-wt" (write-through) or "http"; "client" for Hazelcast
 	Round   int     `json:"round"`
 	Puts    int     `json:"puts"`
 	PerSec  float64 `json:"puts_per_sec"`
@@ -237,18 +237,23 @@ func (p *peersBench) stowageClusterRows(ctx context.Context, dir string, round, 
 	defer cb.killAll()
 	n := cb.writers * cb.perWriter
 	var rows []clusterRow
-	for _, k := range []int{1, 3} {
-		p.say("peers: round %d: stowage, %d embedded member(s) in memory ...", round, k)
-		nodes, err := cb.openEmbedded(ctx, fmt.Sprintf("r%d-emb-%d", round, k), k)
+	for _, e := range []struct {
+		members int
+		kind    string
+		mapName string
+	}{{1, "embedded", benchMemMap}, {3, "embedded", benchMemMap}, {3, "embedded-wt", benchMap}} {
+		k := e.members
+		p.say("peers: round %d: stowage, %d embedded member(s), %s ...", round, k, kindWhat(e.kind))
+		nodes, err := cb.openEmbedded(ctx, fmt.Sprintf("r%d-%s-%d", round, e.kind, k), k)
 		if err != nil {
 			return rows, fmt.Errorf("%d embedded member(s): %w", k, err)
 		}
-		r, err := benchEmbeddedPuts(ctx, nodes, benchMemMap, cb.writers, cb.perWriter, cb.valueSize)
+		r, err := benchEmbeddedPuts(ctx, nodes, e.mapName, cb.writers, cb.perWriter, cb.valueSize)
 		closeNodes(nodes)
 		if err != nil {
 			return rows, fmt.Errorf("%d embedded member(s): %w", k, err)
 		}
-		rows = append(rows, clusterRow{System: "stowage", Members: k, Kind: "embedded", Round: round, Puts: n,
+		rows = append(rows, clusterRow{System: "stowage", Members: k, Kind: e.kind, Round: round, Puts: n,
 			PerSec: r.PutsSec, CPUUS: float64(r.CPU) / float64(time.Microsecond)})
 	}
 	p.say("peers: round %d: stowage, 3 member processes over HTTP ...", round)
@@ -351,9 +356,9 @@ func clusterRatios(all []clusterRow) []clusterRatio {
 		if len(rate[hz]) == 0 {
 			continue
 		}
-		label := fmt.Sprintf("%d member(s) embedded, in memory", k.members)
+		label := fmt.Sprintf("%d member(s) embedded, %s", k.members, kindWhat(k.kind))
 		if k.kind == "http" {
-			label = fmt.Sprintf("%d member processes over HTTP, write-through", k.members)
+			label = fmt.Sprintf("%d member processes over HTTP, %s", k.members, kindWhat(k.kind))
 		}
 		out = append(out, clusterRatio{Label: label, Members: k.members,
 			PerSec: midMedian(rate[k]), HzPerSec: midMedian(rate[hz]), CPUUS: midMedian(cpu[k]), HzCPUUS: midMedian(cpu[hz])})
@@ -374,7 +379,17 @@ func printClusterRatios(w io.Writer, all []clusterRow) {
 		fmt.Fprintf(w, "  %-48s %10.0f %10.0f %7.2f %10.1f %10.1f %7s\n", r.Label, r.PerSec, r.HzPerSec, r.PerSec/r.HzPerSec, r.CPUUS, r.HzCPUUS, cpuRatio)
 	}
 	fmt.Fprintf(w, "  (medians: of two rounds, their mean. CPU: Hazelcast's and the HTTP members' is the member processes' user+system time over the timed puts, the writers being elsewhere;\n")
-	fmt.Fprintf(w, "   the embedded rows' is the bench process's, members and writers together. The HTTP members write through to local disk, fdatasync'd.)\n")
+	fmt.Fprintf(w, "   the embedded rows' is the bench process's, members and writers together. Write-through is to local disk, each batch fdatasync'd.)\n")
+}
+
+// kindWhat says what a stowage row kind stores: "embedded" runs a map
+// in memory, "embedded-wt" one that writes through to local disk, and
+// the "http" members write through too.
+func kindWhat(kind string) string {
+	if kind == "embedded" {
+		return "in memory"
+	}
+	return "write-through to local disk"
 }
 
 // midMedian is the median of xs, the mean of the middle two for an even

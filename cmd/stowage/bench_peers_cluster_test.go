@@ -59,6 +59,7 @@ func TestClusterRatios(t *testing.T) {
 		{System: "hazelcast", Kind: "client", Members: 3, Round: 1, PerSec: 20, CPUUS: 200},
 		{System: "stowage", Kind: "embedded", Members: 3, Round: 1, PerSec: 60, CPUUS: 30},
 		{System: "stowage", Kind: "embedded", Members: 3, Round: 2, PerSec: 80, CPUUS: 30},
+		{System: "stowage", Kind: "embedded-wt", Members: 3, Round: 1, PerSec: 45, CPUUS: 50},
 		{System: "stowage", Kind: "http", Members: 3, Round: 1, PerSec: 30, CPUUS: 100},
 		// Round 2, and a round 3 so that the median is the middle one.
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 2, PerSec: 300, CPUUS: 20},
@@ -67,8 +68,8 @@ func TestClusterRatios(t *testing.T) {
 		{System: "hazelcast", Kind: "client", Members: 1, Round: 3, PerSec: 60, CPUUS: 50},
 	}
 	got := clusterRatios(rows)
-	if len(got) != 3 {
-		t.Fatalf("clusterRatios: %d rows, want 3: %+v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("clusterRatios: %d rows, want 4: %+v", len(got), got)
 	}
 	one := got[0]
 	if one.Members != 1 || one.PerSec != 200 || one.HzPerSec != 60 || one.CPUUS != 20 || one.HzCPUUS != 50 {
@@ -77,8 +78,14 @@ func TestClusterRatios(t *testing.T) {
 	if got[1].Members != 3 || got[1].HzPerSec != 20 || got[1].PerSec != 70 || !strings.Contains(got[1].Label, "embedded") {
 		t.Errorf("3 embedded: %+v, want puts/s 70, the mean of two rounds' 60 and 80", got[1])
 	}
-	if got[2].Members != 3 || got[2].PerSec != 30 || !strings.Contains(got[2].Label, "HTTP") {
-		t.Errorf("3 over HTTP: %+v", got[2])
+	if got[1].Label != "3 member(s) embedded, in memory" {
+		t.Errorf("3 embedded in memory labelled %q", got[1].Label)
+	}
+	if got[2].Members != 3 || got[2].PerSec != 45 || got[2].HzPerSec != 20 || got[2].Label != "3 member(s) embedded, write-through to local disk" {
+		t.Errorf("3 embedded write-through: %+v", got[2])
+	}
+	if got[3].Members != 3 || got[3].PerSec != 30 || !strings.Contains(got[3].Label, "HTTP") || !strings.Contains(got[3].Label, "write-through") {
+		t.Errorf("3 over HTTP: %+v", got[3])
 	}
 	var out bytes.Buffer
 	printClusterRatios(&out, rows)
