@@ -370,13 +370,13 @@ func clusterRatios(all []clusterRow) []clusterRatio {
 // (above 1: stowage faster) and CPU per put stowage/Hazelcast (below 1:
 // stowage spends less).
 func printClusterRatios(w io.Writer, all []clusterRow) {
-	fmt.Fprintf(w, "  %-48s %10s %10s %7s %10s %10s %7s\n", "stowage row (median of rounds)", "puts/s", "Hazelcast", "ratio", "CPU µs", "Hazelcast", "ratio")
+	fmt.Fprintf(w, "  %-58s %10s %10s %7s %10s %10s %7s\n", "stowage row (median of rounds)", "puts/s", "Hazelcast", "ratio", "CPU µs", "Hazelcast", "ratio")
 	for _, r := range clusterRatios(all) {
 		cpuRatio := "-"
 		if r.CPUUS > 0 && r.HzCPUUS > 0 {
 			cpuRatio = fmt.Sprintf("%.2f", r.CPUUS/r.HzCPUUS)
 		}
-		fmt.Fprintf(w, "  %-48s %10.0f %10.0f %7.2f %10.1f %10.1f %7s\n", r.Label, r.PerSec, r.HzPerSec, r.PerSec/r.HzPerSec, r.CPUUS, r.HzCPUUS, cpuRatio)
+		fmt.Fprintf(w, "  %-58s %10.0f %10.0f %7.2f %10.1f %10.1f %7s\n", r.Label, r.PerSec, r.HzPerSec, r.PerSec/r.HzPerSec, r.CPUUS, r.HzCPUUS, cpuRatio)
 	}
 	fmt.Fprintf(w, "  (medians: of two rounds, their mean. CPU: Hazelcast's and the HTTP members' is the member processes' user+system time over the timed puts, the writers being elsewhere;\n")
 	fmt.Fprintf(w, "   the embedded rows' is the bench process's, members and writers together. Write-through is to local disk, each batch fdatasync'd.)\n")
