@@ -280,10 +280,7 @@ func (p *peersBench) stowageClusterRows(ctx context.Context, dir string, round, 
 // runCluster runs the cluster ceiling: per round, Hazelcast with one
 // member and 3, and stowage's rows, the side that goes first alternating.
 func (p *peersBench) runCluster(ctx context.Context, stdout io.Writer, puts int) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	jar, err := p.jar(ctx)
+	jar, err := p.harness(ctx)
 	if err != nil {
 		return err
 	}

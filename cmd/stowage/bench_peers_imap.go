@@ -45,10 +45,7 @@ func imapPuts(system string, writers int, quick bool) int {
 // IMapFileStorage called directly (bench/peers ImapBench), interleaved on
 // the same storage, and prints the runs and the ratios.
 func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	jar, err := p.jar(ctx)
+	jar, err := p.harness(ctx)
 	if err != nil {
 		return err
 	}

@@ -134,10 +134,7 @@ func (p *peersBench) runHzMapStore(ctx context.Context, jar, fsURI, ns, workload
 // runMapStore measures every workload in p.rounds interleaved rounds and
 // prints the rows and the ratios.
 func (p *peersBench) runMapStore(ctx context.Context, stdout io.Writer, quick bool) error {
-	if err := p.check(); err != nil {
-		return err
-	}
-	jar, err := p.jar(ctx)
+	jar, err := p.harness(ctx)
 	if err != nil {
 		return err
 	}
