@@ -85,6 +85,15 @@ func findPeersSrc() string {
 	return ""
 }
 
+// printRows prints each measured row as a line of JSON, indented, before
+// a workload's ratio table.
+func printRows[T any](w io.Writer, rows []T) {
+	for _, r := range rows {
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(w, "  %s\n", b)
+	}
+}
+
 // harness checks that the peers bench can run (check) and returns the
 // harness's jar, built when its sources changed (jar).
 func (p *peersBench) harness(ctx context.Context) (string, error) {
@@ -217,10 +226,7 @@ func (p *peersBench) run(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	}
-	for _, w := range all {
-		b, _ := json.Marshal(w)
-		fmt.Fprintf(stdout, "  %s\n", b)
-	}
+	printRows(stdout, all)
 	printPeerRatios(stdout, all)
 	return nil
 }

@@ -311,10 +311,7 @@ func (p *peersBench) runCluster(ctx context.Context, stdout io.Writer, puts int)
 			return err
 		}
 	}
-	for _, row := range all {
-		b, _ := json.Marshal(row)
-		fmt.Fprintf(stdout, "  %s\n", b)
-	}
+	printRows(stdout, all)
 	printClusterRatios(stdout, all)
 	return nil
 }

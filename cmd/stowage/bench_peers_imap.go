@@ -83,10 +83,7 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 			}
 		}
 	}
-	for _, res := range all {
-		b, _ := json.Marshal(res)
-		fmt.Fprintf(stdout, "  %s\n", b)
-	}
+	printRows(stdout, all)
 	for _, w := range []int{1, 64} {
 		var st, sea []float64
 		for _, res := range all {

@@ -219,10 +219,7 @@ func (p *peersBench) runMapStore(ctx context.Context, stdout io.Writer, quick bo
 			return err
 		}
 	}
-	for _, row := range all {
-		b, _ := json.Marshal(row)
-		fmt.Fprintf(stdout, "  %s\n", b)
-	}
+	printRows(stdout, all)
 	printMapStoreRatios(stdout, all, sz, p.fsURI != "")
 	return nil
 }
