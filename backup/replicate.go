@@ -255,8 +255,8 @@ func (r *Replicator) backupCall(ctx context.Context, a, id string, p int, body [
 }
 
 // awaitBackup waits for the answer of pc, a backup record sent to member
-// id, for the caller to give up, or for a table that no longer names id a
-// replica of p (gone true).
+// id, for the caller to give up, for this member to close, or for a table
+// that no longer names id a replica of p (gone true).
 func (r *Replicator) awaitBackup(ctx context.Context, pc *cluster.PendingCall, id string, p int) (resp []byte, gone bool, err error) {
 	for {
 		t, tabCh := r.p.Table()
@@ -269,6 +269,10 @@ func (r *Replicator) awaitBackup(ctx context.Context, pc *cluster.PendingCall, i
 		case <-ctx.Done():
 			// The record may still reach it with its batch.
 			return nil, false, ctx.Err()
+		case <-r.ctx.Done():
+			// This member is closing: the write fails without waiting for
+			// an answer that its closed transport may never deliver.
+			return nil, false, r.closed
 		case <-tabCh:
 		}
 	}

@@ -125,6 +125,10 @@ func (pr *Protocol) Batched(ctx context.Context, addr, method string, body []byt
 	case <-ctx.Done():
 		// The call may still go out with its batch: its outcome is unknown.
 		return nil, ctx.Err()
+	case <-pr.ctx.Done():
+		// Closing: the answer may never come (the call may still have
+		// gone out, so its outcome is unknown too).
+		return nil, pr.closed
 	}
 }
 
