@@ -14,7 +14,9 @@ import (
 
 	"github.com/stowage/stowage"
 	"github.com/stowage/stowage/cluster"
+	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/internal/testhook"
+	"github.com/stowage/stowage/mapstore/filestore"
 	"github.com/stowage/stowage/serde"
 )
 
@@ -29,8 +31,28 @@ const benchWriters = 64
 // put (every member runs in it), the goroutines started per put and,
 // from the transports, the frames and connection writes per put.
 func BenchmarkReplicatedPut(b *testing.B) {
-	nodes := benchTCPCluster(b, 3)
-	benchPutsOn(b, nodes)
+	nodes := benchTCPCluster(b, 3, memoryConfig(1, 0))
+	benchPutsOn(b, nodes, "bench")
+}
+
+// BenchmarkReplicatedPutWriteThrough is BenchmarkReplicatedPut with the
+// map written through to a map store on local disk that the members
+// share: each put is durable on the disk (group commit and fdatasync on
+// its owner) and applied on its backup before it returns.
+func BenchmarkReplicatedPutWriteThrough(b *testing.B) {
+	nodes := benchTCPCluster(b, 3, sharedConfig(b, b.TempDir(), 1, 1))
+	benchPutsOn(b, nodes, "engine_bench")
+}
+
+// BenchmarkLocalPutWriteThrough is the same write-through load on one
+// member alone.
+func BenchmarkLocalPutWriteThrough(b *testing.B) {
+	n, err := stowage.Open(context.Background(), stowage.Options{Config: sharedConfig(b, b.TempDir(), 1, 1)()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
+	benchPutsOn(b, []*benchNode{{node: n}}, "engine_bench")
 }
 
 // BenchmarkLocalPut is the same load on one member alone: the put that
@@ -41,7 +63,7 @@ func BenchmarkLocalPut(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { n.Close() })
-	benchPutsOn(b, []*benchNode{{node: n}})
+	benchPutsOn(b, []*benchNode{{node: n}}, "bench")
 }
 
 type benchNode struct {
@@ -51,7 +73,7 @@ type benchNode struct {
 
 // benchTCPCluster starts k members in this process over TCP and waits
 // until every one serves the same table.
-func benchTCPCluster(b *testing.B, k int) []*benchNode {
+func benchTCPCluster(b *testing.B, k int, cfg func() *config.Config) []*benchNode {
 	b.Helper()
 	nodes := make([]*benchNode, k)
 	selves := make([]cluster.Member, k)
@@ -62,13 +84,13 @@ func benchTCPCluster(b *testing.B, k int) []*benchNode {
 			b.Fatal(err)
 		}
 		id := fmt.Sprintf("m%d", i+1)
-		selves[i] = cluster.Member{ID: id, Addr: tr.Addr(), RPC: tr.Addr(), Started: time.Unix(int64(i+1), 0)}
+		selves[i] = cluster.Member{ID: id, Addr: tr.Addr(), RPC: tr.Addr(), Run: filestore.NewRunID(), Started: time.Unix(int64(i+1), 0)}
 		nodes[i] = &benchNode{tr: tr}
 	}
 	for i := range nodes {
 		views[i] = cluster.NewStaticView(selves[i])
 		views[i].Set(selves...)
-		n, err := stowage.Open(context.Background(), stowage.Options{Config: memoryConfig(1, 0)(),
+		n, err := stowage.Open(context.Background(), stowage.Options{Config: cfg(),
 			TestHooks: &testhook.Hooks{View: views[i], Transport: nodes[i].tr}, OpTimeout: longStop})
 		if err != nil {
 			b.Fatal(err)
@@ -95,11 +117,11 @@ func benchTCPCluster(b *testing.B, k int) []*benchNode {
 
 // benchPutsOn runs b.N puts from benchWriters writers over nodes and
 // reports the costs per put.
-func benchPutsOn(b *testing.B, nodes []*benchNode) {
+func benchPutsOn(b *testing.B, nodes []*benchNode, name string) {
 	ctx := context.Background()
 	maps := make([]*stowage.Map[string, []byte], len(nodes))
 	for i, n := range nodes {
-		m, err := stowage.GetMap(ctx, n.node, "bench", serde.String(), serde.Bytes())
+		m, err := stowage.GetMap(ctx, n.node, name, serde.String(), serde.Bytes())
 		if err != nil {
 			b.Fatal(err)
 		}
