@@ -14,27 +14,27 @@ import (
 	"github.com/stowage/stowage/partition"
 )
 
-// waitForStack waits until some goroutine's stack shows fn (a function's
+// waitForStacks waits until n goroutines' stacks show fn (a function's
 // full name), or fails the test after a while.
-func waitForStack(t *testing.T, fn string) {
+func waitForStacks(t *testing.T, fn string, n int) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if n := runtime.Stack(buf, true); strings.Contains(string(buf[:n]), fn) {
+		if l := runtime.Stack(buf, true); strings.Count(string(buf[:l]), fn+"(") >= n {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("no goroutine reached %s", fn)
+	t.Fatalf("fewer than %d goroutines reached %s", n, fn)
 }
 
-// TestGhostReadWaitsForTakeOverData: a read of a map this member does
-// not hold, arriving while the member takes the key's partition over
-// (as a member restarted empty does when it takes its partitions back),
-// waits for the take-over, and then reads the data the take-over
-// brought: the take-over holds the map before it activates the
-// partition. Answering "absent" because the map was not held when the
-// read came hid an entry every other member showed.
+// TestGhostReadWaitsForTakeOverData: a read (a Get, and a Range) of a
+// map this member does not hold, arriving while the member takes the
+// key's partition over (as a member restarted empty does when it takes
+// its partitions back), waits for the take-over, and then reads the
+// data the take-over brought: the take-over holds the map before it
+// activates the partition. Answering "absent" because the map was not
+// held when the read came hid an entry every other member showed.
 func TestGhostReadWaitsForTakeOverData(t *testing.T) {
 	ctx := context.Background()
 	self := cluster.Member{ID: "m1", Addr: "m1"}
@@ -80,10 +80,23 @@ func TestGhostReadWaitsForTakeOverData(t *testing.T) {
 		v, ok, err := m.Get(ctx, key)
 		got <- result{v, ok, err}
 	}()
-	waitForStack(t, "partition.(*Replica).EnterRead")
+	ranged := make(chan result, 1)
+	go func() {
+		var res result
+		res.err = m.Range(ctx, func(k string, v []byte) bool {
+			if k == string(key) {
+				res.val, res.ok = v, true
+			}
+			return true
+		})
+		ranged <- res
+	}()
+	waitForStacks(t, "partition.(*Replica).EnterRead", 2)
 	select {
 	case res := <-got:
 		t.Fatalf("the read did not wait for the partition being taken over: %+v", res)
+	case res := <-ranged:
+		t.Fatalf("the range did not wait for the partition being taken over: %+v", res)
 	default:
 	}
 
@@ -99,8 +112,10 @@ func TestGhostReadWaitsForTakeOverData(t *testing.T) {
 	if !r.Activate(mv.Gen, epoch, nil, func() bool { return true }, func() {}, func() {}) {
 		t.Fatalf("partition %d not activated: %s", p, r.State())
 	}
-	res := <-got
-	if res.err != nil || !res.ok || string(res.val) != string(val) {
-		t.Fatalf("a read that waited for the take-over got %q, found %v, err %v; the take-over brought %q", res.val, res.ok, res.err, val)
+	for what, ch := range map[string]chan result{"get": got, "range": ranged} {
+		res := <-ch
+		if res.err != nil || !res.ok || string(res.val) != string(val) {
+			t.Errorf("a %s that waited for the take-over got %q, found %v, err %v; the take-over brought %q", what, res.val, res.ok, res.err, val)
+		}
 	}
 }
