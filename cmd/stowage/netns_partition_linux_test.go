@@ -124,11 +124,15 @@ func newPartitionCluster(t *testing.T, n int, storage func(lab *netLab, dir stri
 				c.nodes[i] = nil
 			}
 		}
-		if t.Failed() {
+		keep := os.Getenv("STOWAGE_TEST_NODE_DEBUG")
+		if t.Failed() || keep != "" {
 			for i := 1; i <= len(c.nodes); i++ {
 				b, _ := os.ReadFile(filepath.Join(c.dir, fmt.Sprintf("member-%d.log", i)))
-				if keep := os.Getenv("STOWAGE_TEST_NODE_DEBUG"); keep != "" {
+				if keep != "" {
 					_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("%s-member-%d.log", t.Name(), i)), b, 0o600)
+				}
+				if !t.Failed() {
+					continue
 				}
 				if len(b) > 6000 {
 					b = b[len(b)-6000:]

@@ -42,7 +42,9 @@ type heldMap struct {
 	// its owned partitions are loaded: the first operation waits for it.
 	eager chan struct{}
 	// ghost: a map this member does not hold, for reads only: they are
-	// routed like any other, and on an owner they find nothing. A ghost
+	// routed like any other, and on an owner that still does not hold
+	// the map once it serves the partition they find nothing (a
+	// take-over they waited for may have held it: see ghostRead). A ghost
 	// holds no data, opens no store and is never registered, so reading
 	// a map that does not exist creates nothing.
 	ghost bool

@@ -157,10 +157,11 @@ func (c *heldMap) storeRecord(ctx context.Context, r mapstore.Record) error {
 // read returns the key's value and version from an owned partition.
 func (c *heldMap) read(ctx context.Context, key []byte) (entry, bool, error) {
 	if c.ghost {
-		if h := c.n.held(c.name); h != nil {
-			return h.read(ctx, key)
+		h, err := c.n.ghostRead(ctx, c.name, partition.Of(key, c.n.parts))
+		if h == nil || err != nil {
+			return entry{}, false, err
 		}
-		return entry{}, false, c.n.ghostRead(ctx, partition.Of(key, c.n.parts))
+		return h.read(ctx, key)
 	}
 	p := c.partOf(key)
 	if err := c.n.quorumOK(c.rq); err != nil {
@@ -312,11 +313,26 @@ func (e *Engine) ensureLease(ctx context.Context, p int) error {
 	return err
 }
 
-// ghostRead is a read of partition p of a map this member does not hold:
-// once it is sure it serves p (the owner, under its lease) it finds
-// nothing.
-func (e *Engine) ghostRead(ctx context.Context, p int) error {
-	return e.admitRead(ctx, p)
+// ghostRead is a read of partition p of the named map, which this
+// member did not hold when the read came: it returns the map held here
+// by now, to read from, or nil once this member is sure it serves p (the
+// owner, under its lease) and the map is still not held here, so that
+// the read finds nothing.
+//
+// The map is looked for again after the wait: a read that came while
+// this member was taking p over waited for the take-over, and the
+// take-over holds every map of the data it installs before it activates
+// the partition. A member restarted empty that takes its partitions
+// back holds none of the maps until then; answering "absent" from what
+// it held when the read came would hide every entry of the partition.
+func (e *Engine) ghostRead(ctx context.Context, name string, p int) (*heldMap, error) {
+	if h := e.held(name); h != nil {
+		return h, nil
+	}
+	if err := e.admitRead(ctx, p); err != nil {
+		return nil, err
+	}
+	return e.held(name), nil
 }
 
 // admitRead lets a read of partition p go ahead on this member: the

@@ -168,10 +168,11 @@ func (e *Engine) casRemote(ctx context.Context, owner string, c *heldMap, key []
 // own.
 func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, error) {
 	if c.ghost {
-		if h := c.n.held(c.name); h != nil {
-			return h.ownedEntries(ctx, p)
+		h, err := c.n.ghostRead(ctx, c.name, p)
+		if h == nil || err != nil {
+			return nil, err
 		}
-		return nil, c.n.ghostRead(ctx, p)
+		return h.ownedEntries(ctx, p)
 	}
 	if err := c.n.admitRead(ctx, p); err != nil {
 		return nil, err
