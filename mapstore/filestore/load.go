@@ -69,7 +69,9 @@ func (s *Store) scan(ctx context.Context) error {
 		}
 		s.since[p] += f.bytesAbove(upto[p])
 	}
+	var read int64
 	for i, res := range reads {
+		read += max(0, res.size)
 		lf := s.foundFile(logs[i].Name, logs[i].Size)
 		s.files[lf.name] = lf
 		if lf.counted {
@@ -80,6 +82,7 @@ func (s *Store) scan(ctx context.Context) error {
 		}
 		lf.maxVer = res.maxVer
 	}
+	collectAfterRead(read)
 	return nil
 }
 
