@@ -258,6 +258,8 @@ func (s *Store) markLoaded(p int, in input) {
 // a delete removes the key. It needs one map (the caller's) where
 // LoadPartition needs two.
 func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -292,6 +294,8 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 // in turn — a put sets the key, a delete removes it — leaves per key the
 // record of the highest version, without looking the key up first.
 func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -335,6 +339,8 @@ func keyString(b []byte) string {
 // LoadPartition implements mapstore.MapStore. The first call for a
 // partition uses what Open scanned; later calls read storage again.
 func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
