@@ -94,6 +94,11 @@ func (r LoadRound) ParallelRatio() float64 { return float64(r.RawParallel) / flo
 // only.
 func LoadRounds(ctx context.Context, dir string, rounds, entries, valueSize, batch int) ([]LoadRound, error) {
 	golden := filepath.Join(dir, "golden")
+	// Files of an earlier run in the same directory would be loaded
+	// too: the same keys written again, twice the bytes.
+	if err := os.RemoveAll(golden); err != nil {
+		return nil, err
+	}
 	if err := writeLoadFiles(ctx, LocalTarget(golden), entries, valueSize, batch); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,23 @@ func TestLoadRoundsReadTheSameFiles(t *testing.T) {
 	}
 }
 
+// A second run in the same directory loads files of the same size, not
+// the first run's files as well.
+func TestLoadRoundsStartAfresh(t *testing.T) {
+	dir := t.TempDir()
+	var bytes []int64
+	for range 2 {
+		rs, err := LoadRounds(context.Background(), dir, 1, 2000, 64, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes = append(bytes, rs[0].Bytes)
+	}
+	if bytes[0] != bytes[1] {
+		t.Fatalf("the second run in the same directory read %d bytes, the first %d", bytes[1], bytes[0])
+	}
+}
+
 // The write rounds measure both sides each round.
 func TestWriteRoundsMeasureBothSides(t *testing.T) {
 	rs, err := WriteRounds(context.Background(), t.TempDir(), 2, 4, 20, 64)

@@ -410,11 +410,17 @@ func (st *sorter) frame(f record.Frame, off int64) error {
 	}
 	g := &st.res.segs[st.at[e.part]-1]
 	if st.n++; st.n == 64 && st.want == nil {
-		// Size each partition's records once from those seen so far;
-		// those started before grow as they need.
+		// Size each partition's records once from those seen so far,
+		// those started before included: grown by doubling instead,
+		// they would be copied several times over.
 		recs := int(st.span * int64(st.n) / max(1, off-st.base))
 		perPart := recs/st.s.parts + recs/st.s.parts/8 + 4
 		st.est = perPart * (st.used/st.n + 1)
+		for i := range st.res.segs {
+			if sg := &st.res.segs[i]; cap(sg.recs) < st.est {
+				sg.recs = append(make([]byte, 0, st.est), sg.recs...)
+			}
+		}
 	}
 	voff := off + record.HeaderSize + int64(len(f.Payload)-len(e.value))
 	before := len(g.recs)

@@ -69,7 +69,9 @@ func (s *Store) scan(ctx context.Context) error {
 		}
 		s.since[p] += f.bytesAbove(upto[p])
 	}
+	var read int64
 	for i, res := range reads {
+		read += max(0, res.size)
 		lf := s.foundFile(logs[i].Name, logs[i].Size)
 		s.files[lf.name] = lf
 		if lf.counted {
@@ -80,6 +82,7 @@ func (s *Store) scan(ctx context.Context) error {
 		}
 		lf.maxVer = res.maxVer
 	}
+	collectAfterRead(read)
 	return nil
 }
 
@@ -255,6 +258,8 @@ func (s *Store) markLoaded(p int, in input) {
 // a delete removes the key. It needs one map (the caller's) where
 // LoadPartition needs two.
 func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -289,6 +294,8 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 // in turn — a put sets the key, a delete removes it — leaves per key the
 // record of the highest version, without looking the key up first.
 func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -332,6 +339,8 @@ func keyString(b []byte) string {
 // LoadPartition implements mapstore.MapStore. The first call for a
 // partition uses what Open scanned; later calls read storage again.
 func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
+	s.loads.Add(1)
+	defer s.loads.Add(-1)
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err

@@ -61,7 +61,9 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 		bad        bool
 	}
 	var parts []*part
-	work := make(chan *part)
+	// The reader never waits for the checkers: it goes on reading while
+	// they check what it sent (every range fits in the queue).
+	work := make(chan *part, size/rangeBytes+1)
 	var wg sync.WaitGroup
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
 		wg.Add(1)

@@ -19,6 +19,9 @@ const (
 	snapChunk       = 1 << 20 // bytes of entries per snapshot frame
 	minSnapshotLog  = 64 << 10
 	compactInterval = 2 * time.Second
+	// loadsRecheck is how soon compaction, put off while partitions
+	// load, looks again (compactLoop).
+	loadsRecheck = 50 * time.Millisecond
 	// quietAfter is how long after its last write a store counts as idle,
 	// when its log is held to the idle budget (see idleBudget).
 	quietAfter = time.Second
@@ -71,12 +74,23 @@ func (s *Store) noteWrittenLocked(name string, n int64, batch []*request) {
 	}
 }
 
+// compactLoop compacts on every batch written, every compactInterval and
+// once the store turns quiet. While partitions load (an EAGER load after
+// Open, a take-over) it puts compaction off, for at most compactInterval
+// at a time: the snapshots it would write are of partitions just loaded,
+// and written beside the loads they take processor, disk and memory from
+// them (a load that runs past the first tick would otherwise snapshot, and
+// hold the encoded snapshots of, what it loaded so far).
 func (s *Store) compactLoop(ctx context.Context) {
 	t := time.NewTicker(compactInterval)
 	defer t.Stop()
 	quiet := time.NewTimer(time.Hour)
 	quiet.Stop()
 	defer quiet.Stop()
+	recheck := time.NewTimer(time.Hour)
+	recheck.Stop()
+	defer recheck.Stop()
+	var putOff time.Time // since when compaction waits for loads (zero: it does not)
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,6 +98,11 @@ func (s *Store) compactLoop(ctx context.Context) {
 		case <-s.compactC:
 		case <-t.C:
 		case <-quiet.C:
+		case <-recheck.C:
+		}
+		if s.putOffForLoads(&putOff, time.Now()) {
+			recheck.Reset(loadsRecheck)
+			continue
 		}
 		if err := s.Compact(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("stowage/mapstore/filestore: compaction", "err", err)
@@ -92,6 +111,25 @@ func (s *Store) compactLoop(ctx context.Context) {
 			quiet.Reset(d)
 		}
 	}
+}
+
+// putOffForLoads reports whether compaction waits at now for the
+// partition loads running: while some run, for at most compactInterval
+// since it began to wait (*putOff, zero when it is not waiting, which it
+// updates).
+func (s *Store) putOffForLoads(putOff *time.Time, now time.Time) bool {
+	if s.loads.Load() == 0 {
+		*putOff = time.Time{}
+		return false
+	}
+	if putOff.IsZero() {
+		*putOff = now
+	}
+	if now.Sub(*putOff) < compactInterval {
+		return true
+	}
+	*putOff = time.Time{}
+	return false
 }
 
 // untilQuiet reports how long until the store counts as idle (quietAfter

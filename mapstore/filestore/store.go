@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage/fsbackend"
@@ -153,6 +154,10 @@ type Store struct {
 	refreshMu sync.Mutex // one refresh at a time
 	refreshed refreshState
 	rr        rereads
+	// loads counts the partition loads running (ReplayPartition,
+	// ReplayPartitionKeys, LoadPartition): compaction waits for them
+	// (compactLoop).
+	loads atomic.Int32
 
 	w        *writer
 	compactC chan struct{}
