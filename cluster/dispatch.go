@@ -187,6 +187,10 @@ type tableMsg struct {
 	// Departed is partition.Table.Departed; a table from a member that
 	// predates it has none.
 	Departed map[string]departedMsg `msgpack:"d,omitempty"`
+	// ID is the answering member's id, in answers to gettab only: a
+	// caller that asks a member's address learns which process answered
+	// (answeredAs). A member that predates it names nobody.
+	ID string `msgpack:"i,omitempty"`
 }
 
 // departedMsg is a partition.Departed on the wire.
@@ -269,12 +273,14 @@ func (pr *Protocol) registerOwn() {
 		}
 		t, _ := pr.Table()
 		if t == nil {
-			return Encode(tableMsg{}), nil
+			return Encode(tableMsg{ID: pr.self}), nil
 		}
 		if t.Version <= req.Above {
-			return Encode(tableMsg{Version: t.Version}), nil // no newer table: its version only
+			return Encode(tableMsg{Version: t.Version, ID: pr.self}), nil // no newer table: its version only
 		}
-		return Encode(tableOf(t)), nil
+		tm := tableOf(t)
+		tm.ID = pr.self
+		return Encode(tm), nil
 	})
 	pr.Register(mLease, 0, func(_ context.Context, from string, body []byte) ([]byte, error) {
 		var req leaseMsg

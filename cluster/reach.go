@@ -172,3 +172,48 @@ func (pr *Protocol) Unneeded(id string) bool {
 	}
 	return true
 }
+
+// maxAnsweredID bounds the member id a gettab answer names: ids are
+// "host:port-<start Unix nanos>" with a host name of at most 255 bytes.
+const maxAnsweredID = 512
+
+// answeredAs reports whether b, the answer to a version-only gettab sent
+// to transport address addr, came from member id itself; other is the
+// member the answer names when that is not id ("" when it names nobody
+// or is not a version-only answer). A member started again at id's
+// address answers with its new id: id is still gone.
+//
+// A member that predates the id in the answer names nobody. Its answer
+// counts for id unless the view shows a member at addr that started
+// after id: one process listens at an address, so what answered is most
+// likely that newer one. A restart the view does not know of yet cannot
+// be told from id that way, as before answers named their member.
+func (pr *Protocol) answeredAs(id, addr string, b []byte) (back bool, other string) {
+	// A version-only answer is a few bytes beside the id: anything
+	// longer is not one, and is not decoded.
+	if len(b) > maxAnsweredID+64 {
+		return false, ""
+	}
+	var tm tableMsg
+	if err := Decode(b, &tm); err != nil || len(tm.ID) > maxAnsweredID || len(tm.Owners) > 0 {
+		return false, ""
+	}
+	if tm.ID != "" {
+		if tm.ID == id {
+			return true, ""
+		}
+		return false, tm.ID
+	}
+	ms := pr.view.Members()
+	i := slices.IndexFunc(ms, func(m Member) bool { return m.ID == id })
+	if i < 0 {
+		return false, "" // failure detection has declared id dead
+	}
+	started := ms[i].Started
+	for _, m := range ms {
+		if m.RPC == addr && m.ID != id && m.Started.After(started) {
+			return false, m.ID
+		}
+	}
+	return true, ""
+}
