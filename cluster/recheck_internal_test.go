@@ -131,3 +131,50 @@ func TestRecheckAnswerBounded(t *testing.T) {
 		t.Error("c-1's own answer not taken")
 	}
 }
+
+// The master's check of a member it has not heard from (checkReach) is
+// answered at the member's address by the member started again there
+// under a new id, which the view does not show yet: the member is taken
+// as gone. The member itself answering is heard.
+func TestReachCheckCountsOnlyTheMemberItself(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		gone   bool
+	}{{recheckNew.ID, true}, {recheckOld.ID, false}} {
+		t.Run("answered by "+tc.answer, func(t *testing.T) {
+			n := NewMemNetwork()
+			pr := recheckAsker(t, n, recheckA, recheckOld)
+			pr.mu.Lock()
+			delete(pr.down, recheckOld.ID)
+			pr.mu.Unlock()
+			answering(t, n, tc.answer, "c", recheckA, recheckOld)
+			ms := pr.Members()
+			pr.reach.mu.Lock()
+			pr.reach.heard = map[string]time.Time{recheckOld.ID: time.Now().Add(-time.Hour)}
+			pr.reach.mu.Unlock()
+			pr.checkReach(ms)
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				pr.reach.mu.Lock()
+				checking := pr.reach.checking
+				pr.reach.mu.Unlock()
+				if !checking {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the reach check did not end")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if gone := isDown(pr, recheckOld.ID); gone != tc.gone {
+				t.Fatalf("c-1 taken as gone: %v, want %v", gone, tc.gone)
+			}
+			pr.reach.mu.Lock()
+			heard := time.Since(pr.reach.heard[recheckOld.ID]) < time.Minute
+			pr.reach.mu.Unlock()
+			if heard == tc.gone {
+				t.Fatalf("c-1 heard: %v, want %v", heard, !tc.gone)
+			}
+		})
+	}
+}
