@@ -291,10 +291,18 @@ func (pr *Protocol) registerOwn() {
 	})
 	pr.Register(mSuspect, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		// Another member's connection to id was refused: check it here.
-		if a := pr.Addr(string(body)); a != "" && string(body) != pr.self {
+		// A refused connection takes id as gone (callFramed), and so
+		// does another member answering at its address.
+		id := string(body)
+		if a := pr.Addr(id); a != "" && id != pr.self {
 			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			_, _ = pr.Call(cctx, a, mGetTab, nil)
+			b, err := pr.Call(cctx, a, mGetTab, Encode(getTabReq{Above: MaxTableVersion}))
 			cancel()
+			if err == nil {
+				if _, other := pr.answeredAs(id, a, b); other != "" {
+					pr.noteReplaced(id, other)
+				}
+			}
 		}
 		return nil, nil
 	})

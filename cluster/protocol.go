@@ -300,6 +300,23 @@ func (pr *Protocol) noteRefused(addr string) {
 	})
 }
 
+// noteReplaced takes member id as gone: member other answered at id's
+// transport address (a process started again there under a new id).
+func (pr *Protocol) noteReplaced(id, other string) {
+	pr.mu.Lock()
+	_, known := pr.down[id]
+	if !known {
+		pr.down[id] = time.Now()
+	}
+	pr.mu.Unlock()
+	if known {
+		return
+	}
+	pr.log.Info("stowage: another member answers at the member's transport address: taken as gone",
+		"member", id, "answered", other)
+	pr.kickLoop()
+}
+
 // recheckDown asks members taken as gone whether they answer again. An
 // answer counts only if it names the member asked (answeredAs): a member
 // started again at the same transport address under a new id answers

@@ -131,19 +131,17 @@ func (pr *Protocol) checkReach(ms []Member) {
 			if !gone[i] {
 				continue
 			}
+			if others[i] != "" {
+				pr.noteReplaced(m.ID, others[i])
+				continue
+			}
 			pr.mu.Lock()
 			_, known := pr.down[m.ID]
 			if !known {
 				pr.down[m.ID] = time.Now()
 			}
 			pr.mu.Unlock()
-			switch {
-			case known:
-			case others[i] != "":
-				marked = true
-				pr.log.Info("stowage: another member answers at the member's transport address: taken as gone",
-					"member", m.ID, "answered", others[i])
-			default:
+			if !known {
 				marked = true
 				pr.log.Warn("stowage: member is alive to gossip but does not answer the member protocol: taken as gone until it answers",
 					"member", m.ID, "silent", pr.unreachableAfter())

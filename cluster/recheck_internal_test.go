@@ -178,3 +178,28 @@ func TestReachCheckCountsOnlyTheMemberItself(t *testing.T) {
 		})
 	}
 }
+
+// A member whose connection to c-1 was refused asks the master to check
+// it (suspect); at c-1's address c-2 answers, the member started again
+// there: the master takes c-1 as gone. c-1 itself answering is not.
+func TestSuspectCheckAnsweredByAnotherMember(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		gone   bool
+	}{{recheckNew.ID, true}, {recheckOld.ID, false}} {
+		t.Run("answered by "+tc.answer, func(t *testing.T) {
+			n := NewMemNetwork()
+			pr := recheckAsker(t, n, recheckA, recheckOld)
+			pr.mu.Lock()
+			delete(pr.down, recheckOld.ID)
+			pr.mu.Unlock()
+			answering(t, n, tc.answer, "c", recheckA, recheckOld)
+			if _, err := pr.dispatch(testCtx(t), "b", mSuspect, pr.frame([]byte(recheckOld.ID))); err != nil {
+				t.Fatal(err)
+			}
+			if gone := isDown(pr, recheckOld.ID); gone != tc.gone {
+				t.Fatalf("c-1 taken as gone: %v, want %v", gone, tc.gone)
+			}
+		})
+	}
+}
