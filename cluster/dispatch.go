@@ -187,6 +187,10 @@ type tableMsg struct {
 	// Departed is partition.Table.Departed; a table from a member that
 	// predates it has none.
 	Departed map[string]departedMsg `msgpack:"d,omitempty"`
+	// ID is the answering member's id, in answers to gettab only: a
+	// caller that asks a member's address learns which process answered
+	// (answeredAs). A member that predates it names nobody.
+	ID string `msgpack:"i,omitempty"`
 }
 
 // departedMsg is a partition.Departed on the wire.
@@ -269,12 +273,14 @@ func (pr *Protocol) registerOwn() {
 		}
 		t, _ := pr.Table()
 		if t == nil {
-			return Encode(tableMsg{}), nil
+			return Encode(tableMsg{ID: pr.self}), nil
 		}
 		if t.Version <= req.Above {
-			return Encode(tableMsg{Version: t.Version}), nil // no newer table: its version only
+			return Encode(tableMsg{Version: t.Version, ID: pr.self}), nil // no newer table: its version only
 		}
-		return Encode(tableOf(t)), nil
+		tm := tableOf(t)
+		tm.ID = pr.self
+		return Encode(tm), nil
 	})
 	pr.Register(mLease, 0, func(_ context.Context, from string, body []byte) ([]byte, error) {
 		var req leaseMsg
@@ -285,10 +291,18 @@ func (pr *Protocol) registerOwn() {
 	})
 	pr.Register(mSuspect, 0, func(ctx context.Context, _ string, body []byte) ([]byte, error) {
 		// Another member's connection to id was refused: check it here.
-		if a := pr.Addr(string(body)); a != "" && string(body) != pr.self {
+		// A refused connection takes id as gone (callFramed), and so
+		// does another member answering at its address.
+		id := string(body)
+		if a := pr.Addr(id); a != "" && id != pr.self {
 			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			_, _ = pr.Call(cctx, a, mGetTab, nil)
+			b, err := pr.Call(cctx, a, mGetTab, Encode(getTabReq{Above: MaxTableVersion}))
 			cancel()
+			if err == nil {
+				if _, other := pr.answeredAs(id, a, b); other != "" {
+					pr.noteReplaced(id, other)
+				}
+			}
 		}
 		return nil, nil
 	})

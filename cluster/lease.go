@@ -47,6 +47,12 @@ var errNewerTable = errors.New("stowage: another member has a newer partition ta
 
 type leaseMsg struct {
 	TV int64 `msgpack:"tv"`
+	// Who, in a request, asks the answer to name the answering member
+	// in ID: the master's check of a silent member (reach.go) counts
+	// an answer only from that member itself. A member that predates
+	// them ignores Who and names nobody (see namedAs).
+	Who bool   `msgpack:"w,omitempty"`
+	ID  string `msgpack:"id,omitempty"`
 }
 
 // leaseState is a member's lease: valid until until (nanoseconds on the
@@ -250,7 +256,11 @@ func (pr *Protocol) onLease(from string, req *leaseMsg) leaseMsg {
 	if req.TV > pr.TableVersion() {
 		pr.AskFetch(from)
 	}
-	return leaseMsg{TV: pr.TableVersion()}
+	out := leaseMsg{TV: pr.TableVersion()}
+	if req.Who {
+		out.ID = pr.self
+	}
+	return out
 }
 
 // leaseLoop starts a round every leaseFor/4 (at most four under way at

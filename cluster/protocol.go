@@ -300,7 +300,27 @@ func (pr *Protocol) noteRefused(addr string) {
 	})
 }
 
-// recheckDown asks members taken as gone whether they answer again.
+// noteReplaced takes member id as gone: member other answered at id's
+// transport address (a process started again there under a new id).
+func (pr *Protocol) noteReplaced(id, other string) {
+	pr.mu.Lock()
+	_, known := pr.down[id]
+	if !known {
+		pr.down[id] = time.Now()
+	}
+	pr.mu.Unlock()
+	if known {
+		return
+	}
+	pr.log.Info("stowage: another member answers at the member's transport address: taken as gone",
+		"member", id, "answered", other)
+	pr.kickLoop()
+}
+
+// recheckDown asks members taken as gone whether they answer again. An
+// answer counts only if it names the member asked (answeredAs): a member
+// started again at the same transport address under a new id answers
+// there for itself, and the id before it stays gone.
 func (pr *Protocol) recheckDown() {
 	pr.mu.Lock()
 	var ids []string
@@ -316,18 +336,27 @@ func (pr *Protocol) recheckDown() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(pr.ctx, 500*time.Millisecond)
-		_, err := pr.tr.Call(ctx, a, mGetTab, pr.frame(nil))
+		// The version alone is asked for: the table is of no use here.
+		b, err := pr.tr.Call(ctx, a, mGetTab, pr.frame(Encode(getTabReq{Above: MaxTableVersion})))
 		cancel()
-		pr.mu.Lock()
+		back, other := false, ""
 		if err == nil {
+			back, other = pr.answeredAs(id, a, b)
+		}
+		pr.mu.Lock()
+		if back {
 			delete(pr.down, id)
-		} else if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrAuthFailed) {
+		} else if other != "" || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, ErrAuthFailed) {
 			pr.down[id] = time.Now()
 		}
 		pr.mu.Unlock()
-		if err == nil {
+		switch {
+		case back:
 			pr.log.Info("stowage: member answers again", "member", id)
 			pr.kickLoop()
+		case other != "":
+			pr.log.Debug("stowage: another member answers at a gone member's address: it stays gone",
+				"member", id, "answered", other)
 		}
 	}
 }

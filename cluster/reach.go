@@ -102,17 +102,24 @@ func (pr *Protocol) checkReach(ms []Member) {
 		}()
 		var wg sync.WaitGroup
 		gone := make([]bool, len(ask))
+		// others[i]: the member that answered at ask[i]'s address in
+		// its place (a process started again there under a new id).
+		others := make([]string, len(ask))
 		for i, m := range ask {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				ctx, cancel := context.WithTimeout(pr.ctx, reachTimeout)
 				defer cancel()
-				_, err := pr.tr.Call(ctx, m.RPC, mLease, pr.frame(Encode(leaseMsg{TV: pr.TableVersion()})))
+				b, err := pr.tr.Call(ctx, m.RPC, mLease, pr.frame(Encode(leaseMsg{TV: pr.TableVersion(), Who: true})))
 				if err == nil {
-					pr.reach.mu.Lock()
-					pr.reach.heard[m.ID] = time.Now()
-					pr.reach.mu.Unlock()
+					back, other := pr.leaseAnsweredAs(m.ID, m.RPC, b)
+					if back {
+						pr.reach.mu.Lock()
+						pr.reach.heard[m.ID] = time.Now()
+						pr.reach.mu.Unlock()
+					}
+					gone[i], others[i] = other != "", other
 					return
 				}
 				gone[i] = pr.ctx.Err() == nil
@@ -122,6 +129,10 @@ func (pr *Protocol) checkReach(ms []Member) {
 		marked := false
 		for i, m := range ask {
 			if !gone[i] {
+				continue
+			}
+			if others[i] != "" {
+				pr.noteReplaced(m.ID, others[i])
 				continue
 			}
 			pr.mu.Lock()
@@ -171,4 +182,70 @@ func (pr *Protocol) Unneeded(id string) bool {
 		}
 	}
 	return true
+}
+
+// maxAnsweredID bounds the member id an answer names: ids are
+// "host:port-<start Unix nanos>" with a host name of at most 255 bytes.
+// The answers that name one (a version-only gettab, a lease) are a few
+// bytes beside it: a longer answer is not one, and is not decoded.
+const maxAnsweredID = 512
+
+// answeredAs reports whether b, the answer to a version-only gettab sent
+// to transport address addr, came from member id itself; other is the
+// member it came from when that is not id ("" when that is not known or
+// b is not a version-only answer). A member started again at id's
+// address answers with its new id: id is still gone.
+func (pr *Protocol) answeredAs(id, addr string, b []byte) (back bool, other string) {
+	if len(b) > maxAnsweredID+64 {
+		return false, ""
+	}
+	var tm tableMsg
+	if err := Decode(b, &tm); err != nil || len(tm.ID) > maxAnsweredID || len(tm.Owners) > 0 {
+		return false, ""
+	}
+	return pr.namedAs(id, addr, tm.ID)
+}
+
+// leaseAnsweredAs is answeredAs of the answer b to a lease call that
+// asked who answers (leaseMsg.Who).
+func (pr *Protocol) leaseAnsweredAs(id, addr string, b []byte) (back bool, other string) {
+	if len(b) > maxAnsweredID+64 {
+		return false, ""
+	}
+	var lm leaseMsg
+	if err := Decode(b, &lm); err != nil || len(lm.ID) > maxAnsweredID {
+		return false, ""
+	}
+	return pr.namedAs(id, addr, lm.ID)
+}
+
+// namedAs reports whether an answer from transport address addr that
+// named member named came from member id; other is the member it came
+// from when that is not id.
+//
+// A member that predates the naming names nobody (named is ""). Its
+// answer counts for id unless the view shows a member at addr that
+// started after id: one process listens at an address, so what answered
+// is most likely that newer one (other). A restart the view does not
+// show yet cannot be told from id that way, as before answers named
+// their member.
+func (pr *Protocol) namedAs(id, addr, named string) (back bool, other string) {
+	if named != "" {
+		if named == id {
+			return true, ""
+		}
+		return false, named
+	}
+	ms := pr.view.Members()
+	i := slices.IndexFunc(ms, func(m Member) bool { return m.ID == id })
+	if i < 0 {
+		return false, "" // failure detection has declared id dead
+	}
+	started := ms[i].Started
+	for _, m := range ms {
+		if m.RPC == addr && m.ID != id && m.Started.After(started) {
+			return false, m.ID
+		}
+	}
+	return true, ""
 }
