@@ -46,6 +46,9 @@ type imapLoadRow struct {
 	// LoadAllMS is SeaTunnel's loadAll alone, without creating the
 	// storage instance.
 	LoadAllMS float64 `json:"loadall_ms,omitempty"`
+	// RawMS is, for stowage, a raw sequential read + CRC of the same
+	// files through the same client (bench.Load), before the load.
+	RawMS float64 `json:"raw_read_ms,omitempty"`
 	// StoreFailures is how many writes SeaTunnel's storeAll said it could
 	// not make.
 	StoreFailures int   `json:"store_failures,omitempty"`
@@ -122,7 +125,7 @@ func runImapLoadStowage(ctx context.Context, t bench.Target, entries int) (imapL
 		return imapLoadRow{}, fmt.Errorf("stowage's EAGER load of %d entries: %w", entries, err)
 	}
 	return imapLoadRow{System: "stowage", Entries: entries, Loaded: entries, Returned: entries, PerSec: res.EntriesPerSec,
-		LoadMS: float64(res.Load) / 1e6, Bytes: res.Bytes}, nil
+		LoadMS: float64(res.Load) / 1e6, RawMS: float64(res.Raw) / 1e6, Bytes: res.Bytes}, nil
 }
 
 // printImapLoad prints the medians and the ratio of the EAGER-load rows,
