@@ -49,7 +49,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersSrc := fl.String("peers-src", "", "the SeaTunnel harness's Maven project (default: bench/peers found from the working directory or the executable)")
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
-	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) against SeaTunnel's imap-storage-file 2.3.8 called directly, instead of the checkpoint workloads")
+	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) and the EAGER load of 50,000 entries (5,000 with --quick) against SeaTunnel's imap-storage-file 2.3.8 called directly (its storeAll, then loadAll of a fresh instance), instead of the checkpoint workloads")
 	writeOnly := fl.Bool("write-only", false, "run only the local write-through measurements (raw group commit, stowage, interleaved --rounds times)")
 	rounds := fl.Int("rounds", 3, "interleaved rounds of write-through against the raw group commit and of the EAGER load against the raw read + CRC on local disk; the ratio printed is the median of the rounds")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")

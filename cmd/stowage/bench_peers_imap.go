@@ -42,7 +42,8 @@ func imapPuts(system string, writers int, quick bool) int {
 
 // runImap runs write-through of 256-byte values with one writer and with
 // 64, stowage's map store (through a node's Map.Put) against SeaTunnel's
-// IMapFileStorage called directly (bench/peers ImapBench), interleaved on
+// IMapFileStorage called directly (bench/peers ImapBench), and the EAGER
+// load of the same entries on both sides (ImapLoadBench), interleaved on
 // the same storage, and prints the runs and the ratios.
 func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) error {
 	jar, err := p.harness(ctx)
@@ -57,8 +58,10 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 	if p.fsURI != "" {
 		where = p.fsURI
 	}
-	fmt.Fprintf(stdout, "IMap write-through vs SeaTunnel imap-storage-file 2.3.8 on %s, 256 B values, %d interleaved rounds\n", where, p.rounds)
+	entries := imapLoadEntries(quick)
+	fmt.Fprintf(stdout, "IMap write-through and EAGER load of %d entries vs SeaTunnel imap-storage-file 2.3.8 on %s, 256 B values, %d interleaved rounds\n", entries, where, p.rounds)
 	var all []imapResult
+	var loads []imapLoadRow
 	for r := 1; r <= p.rounds; r++ {
 		for _, w := range []int{1, 64} {
 			runStowage := func() error {
@@ -82,6 +85,30 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 				return err
 			}
 		}
+		sub := fmt.Sprintf("imap-load-%d", r)
+		runStowage := func() error {
+			p.say("peers: round %d: stowage, EAGER load of %d entries ...", r, entries)
+			row, err := runImapLoadStowage(ctx, bench.Target{Props: props, Namespace: ns + sub}, entries)
+			if err != nil {
+				return err
+			}
+			row.Round = r
+			loads = append(loads, row)
+			return nil
+		}
+		runPeer := func() error {
+			p.say("peers: round %d: SeaTunnel, loadAll of %d entries ...", r, entries)
+			row, err := p.runImapLoadPeer(ctx, jar, peerFS, peerNS+sub, entries)
+			if err != nil {
+				return err
+			}
+			row.Round = r
+			loads = append(loads, row)
+			return nil
+		}
+		if err := alternate(r, runStowage, runPeer); err != nil {
+			return err
+		}
 	}
 	printRows(stdout, all)
 	for _, w := range []int{1, 64} {
@@ -101,7 +128,8 @@ func (p *peersBench) runImap(ctx context.Context, stdout io.Writer, quick bool) 
 			fmt.Fprintf(stdout, "  %d writers: stowage %.0f puts/s, SeaTunnel %.0f puts/s (median of rounds): stowage/SeaTunnel %.2f\n", w, ms, mp, ms/mp)
 		}
 	}
-	return nil
+	printRows(stdout, loads)
+	return printImapLoad(stdout, loads, entries)
 }
 
 func median(xs []float64) float64 {
