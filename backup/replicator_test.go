@@ -130,6 +130,13 @@ func (c *testCluster) waitSafe() *partition.Table {
 			}
 		}
 		if why == "" && t0 != nil {
+			// Every live member has its share: a member that just joined
+			// is not safe in a table made before it.
+			for _, m := range c.members {
+				if !slices.Contains(t0.Members(), m.id) {
+					why = fmt.Sprintf("%s is in no replica set", m.id)
+				}
+			}
 			for p, rs := range t0.Owners {
 				for _, id := range rs {
 					if !slices.ContainsFunc(c.members, func(m *member) bool { return m.id == id }) {
