@@ -50,22 +50,44 @@ func (r *Replicator) fillData(ctx context.Context, b string, req fillReq, async 
 
 // digestOf asks backup b to sum up its copy of partition p; nil when it
 // holds none or does not answer within wait.
+//
+// A backup whose table is older than this owner's answers stale: it
+// fetched the newest table from the master, but a master publishing a
+// table installs it only once enough members took it, so a member that
+// took it already (this owner) can ask before the master answers with
+// it. The question is asked again within wait: b gets the table from the
+// master's push, and a fill sent whole for want of a digest would cost
+// what the delta saves.
 func (r *Replicator) digestOf(ctx context.Context, b string, p int, wait time.Duration) []Digest {
-	a := r.p.Addr(b)
-	if a == "" || r.p.Alone() {
-		return nil
-	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	resp, err := r.p.Call(dctx, a, mDigest, cluster.Encode(digestReq{P: p}))
-	if err != nil {
-		return nil
+	delay := 5 * time.Millisecond
+	for {
+		a := r.p.Addr(b)
+		if a == "" || r.p.Alone() {
+			return nil
+		}
+		resp, err := r.p.Call(dctx, a, mDigest, cluster.Encode(digestReq{P: p}))
+		if err != nil {
+			return nil
+		}
+		var ans digestAns
+		if cluster.Decode(resp, &ans) != nil {
+			return nil
+		}
+		switch {
+		case ans.Code == codeOK:
+			return ans.D
+		case ans.Code != codeStale || !r.p.Owns(p) || !r.p.InReplicaSet(p, b):
+			return nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-dctx.Done():
+			return nil
+		}
+		delay = min(2*delay, 100*time.Millisecond)
 	}
-	var ans digestAns
-	if cluster.Decode(resp, &ans) != nil || ans.Code != codeOK {
-		return nil
-	}
-	return ans.D
 }
 
 // ownDigests sums up this member's own copy of each of ps that it holds
