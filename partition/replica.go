@@ -80,8 +80,10 @@ type Replica struct {
 	// acquisition was started; a table whose Since for the partition is
 	// newer gave the ownership away and back meanwhile.
 	since int64
-	// handedTo is set once a held partition was taken: the data stays a
-	// source until the new owner released it.
+	// handedTo is set once a held partition, or a backup's copy, was
+	// taken by a new owner: the data stays a source until the new owner
+	// released (or filled) it. A backup's copy handed over takes no more
+	// records of its epoch: the new owner did not get them.
 	handedTo string
 	// dirty: a backup lost records (an async backup failed, or one
 	// refused a record it had no base for): refill them all.

@@ -68,7 +68,7 @@ func (r *Replica) OnTable(t *Table, self string, drop, release func()) TableMove
 		r.gen++
 		r.abandoned = true
 	case r.st == Backup && !inSet && !r.synced:
-		r.st = None
+		r.st, r.handedTo = None, ""
 		drop()
 	case r.st == None && inSet:
 		r.st, r.synced = Backup, false
@@ -115,7 +115,7 @@ func (r *Replica) abandonLocked(installed bool, epoch uint64, inSet func() bool,
 	case inSet():
 		r.st, r.synced = Backup, false
 	default:
-		r.st = None
+		r.st, r.handedTo = None, ""
 		drop()
 	}
 	r.backups = nil
@@ -179,6 +179,10 @@ func (r *Replica) Fill(epoch uint64, tv int64, partial bool, install func() erro
 	switch {
 	case r.st == Active || r.st == Acquiring:
 		return stale("partition %d is %s here", r.id, r.st)
+	case r.st == Backup && r.synced && r.handedTo != "" && epoch <= r.epoch:
+		// The copy went to a new owner: what its old owner sends now
+		// would be missing there.
+		return stale("partition %d: the copy of epoch %d here was handed to %s; fill of epoch %d refused", r.id, r.epoch, r.handedTo, epoch)
 	case partial && (r.st != Backup || r.epoch != epoch || !r.synced):
 		return needFill("partition %d: partial fill of epoch %d onto %s at epoch %d", r.id, epoch, r.st, r.epoch)
 	}
@@ -197,7 +201,10 @@ func (r *Replica) Fill(epoch uint64, tv int64, partial bool, install func() erro
 // ApplyBackup applies one record (or its revert) the owner sent, of the
 // owner's epoch: apply runs if this member is that owner's backup and,
 // for a record, its copy is whole (joined: when the table put this member
-// in the replica set).
+// in the replica set). A copy handed over to a new owner (HandOver)
+// refuses them: the sender checked its ownership against the table
+// before the new owner's, and what it applied now would be acknowledged
+// to the old owner's writer, yet missing from the new owner's data.
 func (r *Replica) ApplyBackup(epoch uint64, joined int64, revert bool, apply func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -206,6 +213,9 @@ func (r *Replica) ApplyBackup(epoch uint64, joined int64, revert bool, apply fun
 	}
 	if !revert && !r.validCopy(joined) {
 		return needFill("partition %d: the copy here is not whole", r.id)
+	}
+	if r.handedTo != "" {
+		return stale("partition %d: the copy of epoch %d here was handed to %s", r.id, r.epoch, r.handedTo)
 	}
 	return apply()
 }
@@ -228,6 +238,7 @@ func (r *Replica) HandOver(ctx context.Context, to string, joined int64, export 
 		return true
 	case r.st == Backup && r.validCopy(joined):
 		export(false)
+		r.handedTo = to
 		return true
 	}
 	return false

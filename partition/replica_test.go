@@ -188,6 +188,57 @@ func TestReplicaBackupFillAndApply(t *testing.T) {
 	}
 }
 
+// A backup whose copy a new owner took (its owner failed, and the new
+// owner is another member) takes nothing more of the old owner's epoch:
+// a record whose sender passed the owner check under the old table but
+// reaches the copy only after the hand-over would be acknowledged to the
+// old owner's writer, yet missing from the new owner's data.
+func TestReplicaHandedBackupRefusesOldOwner(t *testing.T) {
+	r := newReplica(t)
+	var c calls
+	r.OnTable(table(3, 3, 3, "o", "a"), "a", c.drop, c.release)
+	if err := r.Fill(5, 3, false, func() error { return nil }); err != nil {
+		t.Fatalf("full fill: %v", err)
+	}
+	applied := 0
+	apply := func() error { applied++; return nil }
+	if err := r.ApplyBackup(5, 3, false, apply); err != nil || applied != 1 {
+		t.Fatalf("record of the owner's epoch: %v, applied %d", err, applied)
+	}
+	// "o" failed; the table makes "n" the owner and keeps this backup.
+	r.OnTable(table(4, 4, 3, "n", "a"), "a", c.drop, c.release)
+	var exported []bool
+	if !r.HandOver(t.Context(), "n", 3, func(owner bool) { exported = append(exported, owner) }) {
+		t.Fatal("a whole backup copy was not handed over")
+	}
+	if !slices.Equal(exported, []bool{false}) {
+		t.Fatalf("exported %v, want the backup copy once", exported)
+	}
+	var re *partition.RefusedError
+	for _, revert := range []bool{false, true} {
+		if err := r.ApplyBackup(5, 3, revert, apply); !errors.As(err, &re) || re.NeedFill || applied != 1 {
+			t.Fatalf("record (revert %v) of the old owner after the hand-over: %v (applied %d), want a stale refusal", revert, err, applied)
+		}
+	}
+	if err := r.Fill(5, 3, false, func() error { t.Fatal("the old owner's fill installed after the hand-over"); return nil }); !errors.As(err, &re) || re.NeedFill {
+		t.Fatalf("fill of the old epoch after the hand-over: %v, want a stale refusal", err)
+	}
+	// The copy is still a source, should the new owner take it again.
+	if k, e := r.Status(3, false); k != partition.HoldBackup || e != 5 {
+		t.Fatalf("handed copy reports %v at %d", k, e)
+	}
+	if !r.HandOver(t.Context(), "n", 3, func(bool) {}) {
+		t.Fatal("the copy was not handed over again")
+	}
+	// The new owner fills it with its epoch: its records go in.
+	if err := r.Fill(6, 4, false, func() error { return nil }); err != nil {
+		t.Fatalf("the new owner's fill: %v", err)
+	}
+	if err := r.ApplyBackup(6, 3, false, apply); err != nil || applied != 2 {
+		t.Fatalf("the new owner's record: %v, applied %d", err, applied)
+	}
+}
+
 func TestReplicaOwnerRefusesFill(t *testing.T) {
 	r := newReplica(t)
 	activate(t, r, 1, 1<<20)
