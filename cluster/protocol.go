@@ -278,13 +278,7 @@ func (pr *Protocol) noteRefused(addr string) {
 	if id == "" || id == pr.self {
 		return
 	}
-	pr.mu.Lock()
-	_, known := pr.down[id]
-	if !known {
-		pr.down[id] = time.Now()
-	}
-	pr.mu.Unlock()
-	if known {
+	if !pr.markDown(id) {
 		return
 	}
 	pr.log.Info("stowage: member's transport refuses connections: taken as gone", "member", id)
@@ -300,16 +294,22 @@ func (pr *Protocol) noteRefused(addr string) {
 	})
 }
 
+// markDown takes member id as gone from now, and reports whether it was
+// not taken as gone already.
+func (pr *Protocol) markDown(id string) bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if _, known := pr.down[id]; known {
+		return false
+	}
+	pr.down[id] = time.Now()
+	return true
+}
+
 // noteReplaced takes member id as gone: member other answered at id's
 // transport address (a process started again there under a new id).
 func (pr *Protocol) noteReplaced(id, other string) {
-	pr.mu.Lock()
-	_, known := pr.down[id]
-	if !known {
-		pr.down[id] = time.Now()
-	}
-	pr.mu.Unlock()
-	if known {
+	if !pr.markDown(id) {
 		return
 	}
 	pr.log.Info("stowage: another member answers at the member's transport address: taken as gone",

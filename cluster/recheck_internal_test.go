@@ -142,12 +142,7 @@ func TestReachCheckCountsOnlyTheMemberItself(t *testing.T) {
 		gone   bool
 	}{{recheckNew.ID, true}, {recheckOld.ID, false}} {
 		t.Run("answered by "+tc.answer, func(t *testing.T) {
-			n := NewMemNetwork()
-			pr := recheckAsker(t, n, recheckA, recheckOld)
-			pr.mu.Lock()
-			delete(pr.down, recheckOld.ID)
-			pr.mu.Unlock()
-			answering(t, n, tc.answer, "c", recheckA, recheckOld)
+			pr := askerOfLiveOld(t, tc.answer)
 			ms := pr.Members()
 			pr.reach.mu.Lock()
 			pr.reach.heard = map[string]time.Time{recheckOld.ID: time.Now().Add(-time.Hour)}
@@ -188,12 +183,7 @@ func TestSuspectCheckAnsweredByAnotherMember(t *testing.T) {
 		gone   bool
 	}{{recheckNew.ID, true}, {recheckOld.ID, false}} {
 		t.Run("answered by "+tc.answer, func(t *testing.T) {
-			n := NewMemNetwork()
-			pr := recheckAsker(t, n, recheckA, recheckOld)
-			pr.mu.Lock()
-			delete(pr.down, recheckOld.ID)
-			pr.mu.Unlock()
-			answering(t, n, tc.answer, "c", recheckA, recheckOld)
+			pr := askerOfLiveOld(t, tc.answer)
 			if _, err := pr.dispatch(testCtx(t), "b", mSuspect, pr.frame([]byte(recheckOld.ID))); err != nil {
 				t.Fatal(err)
 			}
@@ -202,4 +192,17 @@ func TestSuspectCheckAnsweredByAnotherMember(t *testing.T) {
 			}
 		})
 	}
+}
+
+// askerOfLiveOld is a member that takes c-1 as live, with answer
+// answering at c-1's address.
+func askerOfLiveOld(t *testing.T, answer string) *Protocol {
+	t.Helper()
+	n := NewMemNetwork()
+	pr := recheckAsker(t, n, recheckA, recheckOld)
+	pr.mu.Lock()
+	delete(pr.down, recheckOld.ID)
+	pr.mu.Unlock()
+	answering(t, n, answer, "c", recheckA, recheckOld)
+	return pr
 }
