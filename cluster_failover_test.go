@@ -35,6 +35,42 @@ type history struct {
 	start time.Time
 	// disrupted is when the disruption began and ended, since start.
 	disrupted [2]time.Duration
+	// tables are, per member, its partition table just before the
+	// disruption and once the writes ended, for the report of a key that
+	// lost its value.
+	tables [2]map[string]stowage.PartitionTable
+}
+
+// snapTables notes every live member's partition table as tables[i].
+func (h *history) snapTables(tc *tcluster, i int) {
+	ts := map[string]stowage.PartitionTable{}
+	for _, m := range tc.live() {
+		ts[m.id] = m.node.PartitionTable()
+	}
+	h.mu.Lock()
+	h.tables[i] = ts
+	h.mu.Unlock()
+}
+
+// replicasOf says, per member, partition p's replicas in the tables
+// noted around the disruption. h.mu held.
+func (h *history) replicasOf(p int) string {
+	var b strings.Builder
+	for i, when := range []string{"before", "at the end"} {
+		fmt.Fprintf(&b, " %s:", when)
+		ids := make([]string, 0, len(h.tables[i]))
+		for id := range h.tables[i] {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			t := h.tables[i][id]
+			if p < len(t.Replicas) {
+				fmt.Fprintf(&b, " %s(v%d)=%v", id, t.Version, t.Replicas[p])
+			}
+		}
+	}
+	return b.String()
 }
 
 func newHistory() *history {
@@ -116,7 +152,8 @@ func (h *history) check(t *testing.T, via *tmember) {
 		if !good {
 			bad++
 			if bad <= 5 {
-				t.Errorf("%s (partition %d) = %q (present %v), last acknowledged %q, failed %q; its writes: %s", k, partition.Of([]byte(k), partition.DefaultCount), got, ok, want, h.inflight[k], strings.Join(h.trail[k], "; "))
+				p := partition.Of([]byte(k), partition.DefaultCount)
+				t.Errorf("%s (partition %d) = %q (present %v), last acknowledged %q, failed %q; its writes: %s; its replicas:%s", k, p, got, ok, want, h.inflight[k], strings.Join(h.trail[k], "; "), h.replicasOf(p))
 			}
 		}
 	}
@@ -139,6 +176,7 @@ func failoverOn(t *testing.T, tc *tcluster, h *history, disrupt func()) *history
 	// Backups filled everywhere (Hazelcast's cluster-safe state): losing
 	// backup-count members now must lose nothing.
 	waitSafe(t, tc)
+	h.snapTables(tc, 0)
 	began := time.Since(h.start)
 	disrupt()
 	h.mu.Lock()
@@ -149,6 +187,7 @@ func failoverOn(t *testing.T, tc *tcluster, h *history, disrupt func()) *history
 	waitAcks(t, h, before+200)
 	close(stop)
 	wg.Wait()
+	h.snapTables(tc, 1)
 	h.check(t, tc.live()[0])
 	h.check(t, tc.live()[len(tc.live())-1])
 	return h
