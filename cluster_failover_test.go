@@ -527,3 +527,30 @@ func TestClusterCloseEndsWriteWaitingForAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A member dies while partitions migrate to a member that just joined:
+// the new owner takes a partition over from the old one, which stays as
+// its backup while the other backup leaves the set, and the old owner
+// dies before the hand-over. The backup that left has every write (its
+// epoch's owner lost the ownership when it left) and is the source: no
+// acknowledged write is lost, in memory or written through.
+func TestClusterOwnerDiesDuringRebalance(t *testing.T) {
+	for _, persisted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("persisted=%v", persisted), func(t *testing.T) {
+			cfg, h := memoryConfig(1, 0), newHistory()
+			if persisted {
+				cfg = sharedConfig(t, t.TempDir(), 1, 1)
+				h.mapName = "engine_runningJobState"
+			}
+			tc := newTCluster(t, cfg)
+			tc.add()
+			tc.add()
+			tc.waitLoaded()
+			failoverOn(t, tc, h, func() {
+				m2 := tc.live()[1]
+				tc.add()
+				tc.kill(m2)
+			})
+		})
+	}
+}

@@ -58,8 +58,10 @@ func kindRank(k partition.Kind) int {
 		return 2
 	case partition.HoldBackup:
 		return 1
+	case partition.HoldStale:
+		return 0
 	}
-	return 0
+	return -1
 }
 
 func (a candidate) better(b candidate, self string) bool {
@@ -194,7 +196,7 @@ func (r *Replicator) plan(ps []int) map[int]source {
 						r.log.Debug("stowage: waiting for a member acquiring the partition", "partition", p, "member", id)
 					}
 				}
-			case partition.HoldActive, partition.HoldHeld, partition.HoldBackup:
+			case partition.HoldActive, partition.HoldHeld, partition.HoldBackup, partition.HoldStale:
 				c := candidate{id: id, kind: st.Kind, epoch: st.Epoch, seqs: st.Seqs}
 				if !found || c.better(best, r.self) {
 					best, found = c, true
@@ -241,7 +243,7 @@ func (r *Replicator) localStatus(ps []int, own bool) []partStatus {
 	for i, p := range ps {
 		joined := int64(-1)
 		if t != nil {
-			joined = t.JoinedAt(p, r.self)
+			joined = t.SourceSince(p, r.self)
 		}
 		k, e := r.replicas[p].Status(joined, own)
 		out[i] = partStatus{Kind: k, Epoch: e, Seqs: r.h.SeqSum(p)}
@@ -283,7 +285,13 @@ func (r *Replicator) execute(plan map[int]source, gen map[int]uint64) map[int]bo
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			defer cancel()
-			b, err := r.p.CallMember(ctx, id, mTake, takeReq{Parts: ps, Digests: r.ownDigests(ps)})
+			req := takeReq{Parts: ps, Digests: r.ownDigests(ps)}
+			for _, p := range ps {
+				if plan[p].kind == partition.HoldStale {
+					req.Stale = append(req.Stale, p)
+				}
+			}
+			b, err := r.p.CallMember(ctx, id, mTake, req)
 			var ans takeAns
 			if err == nil {
 				err = cluster.Decode(b, &ans)
@@ -401,7 +409,8 @@ func (r *Replicator) takeOverOne(ctx context.Context, it *item) error {
 	src := Source{
 		Store:    it.src.store,
 		Data:     it.data,
-		Promoted: !it.src.store && it.src.kind == partition.HoldBackup,
+		Promoted: !it.src.store && (it.src.kind == partition.HoldBackup || it.src.kind == partition.HoldStale),
+		Stale:    !it.src.store && it.src.kind == partition.HoldStale,
 		OwnHeld:  it.data == nil && !it.src.store && r.selfKind(it.p) == partition.HoldHeld,
 	}
 	epoch, err := r.h.TakeOver(ctx, it.p, src, func(seen uint64) uint64 {
@@ -417,7 +426,7 @@ func (r *Replicator) takeOverOne(ctx context.Context, it *item) error {
 func (r *Replicator) selfKind(p int) partition.Kind {
 	joined := int64(-1)
 	if t, _ := r.p.Table(); t != nil {
-		joined = t.JoinedAt(p, r.self)
+		joined = t.SourceSince(p, r.self)
 	}
 	k, _ := r.replicas[p].Status(joined, true)
 	return k

@@ -185,7 +185,7 @@ func (r *Replicator) onTake(ctx context.Context, from string, req *takeReq) take
 			ans.Refused = append(ans.Refused, p)
 			continue
 		}
-		given := r.replicas[p].HandOver(ctx, fromID, t.JoinedAt(p, r.self), func(owner bool) {
+		given := r.replicas[p].HandOver(ctx, fromID, t.SourceSince(p, r.self), slices.Contains(req.Stale, p), func(owner bool) {
 			ans.Data = append(ans.Data, r.h.Export(p, owner, 0))
 		})
 		if given && len(req.Digests[p]) > 0 {

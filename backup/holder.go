@@ -71,6 +71,9 @@ type Source struct {
 	Data *PartData
 	// Promoted: the copy is a backup's, not an owner's.
 	Promoted bool
+	// Stale: the backup's copy may lack acknowledged writes (it left the
+	// replica set since its fill); a map with a store is read from it.
+	Stale bool
 	// OwnHeld: this member's own copy, held as the owner (no gaps).
 	OwnHeld bool
 }

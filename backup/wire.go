@@ -129,6 +129,9 @@ type takeReq struct {
 	// Digests are, per partition, the asker's own copy summed up: the
 	// data comes as a delta against it (delta.go).
 	Digests map[int][]Digest `msgpack:"dg,omitempty"`
+	// Stale lists the partitions whose copy the asker takes even if it
+	// may lack writes (HoldStale: nothing better is left).
+	Stale []int `msgpack:"st,omitempty"`
 }
 
 type digestReq struct {

@@ -41,6 +41,11 @@ const (
 	HoldActive   Kind = 3 // owns it and serves it
 	HoldAcquire  Kind = 4 // owns it per its table and is acquiring it: ask again
 	HoldUnsynced Kind = 5 // a backup that was not filled yet: not a source
+	// HoldStale: a filled backup whose copy may lack writes (it left the
+	// replica set since its fill, and its epoch's owner may have gone on
+	// without it): a source only when no other copy is left, better than
+	// none for a map without a store.
+	HoldStale Kind = 6
 )
 
 // MovedError says a partition is served elsewhere (or nowhere yet); the
@@ -255,8 +260,11 @@ func (r *Replica) kindLocked(joined int64) Kind {
 	case Acquiring:
 		return HoldAcquire
 	case Backup:
-		if r.validCopy(joined) {
+		switch {
+		case r.validCopy(joined):
 			return HoldBackup
+		case r.synced:
+			return HoldStale
 		}
 		return HoldUnsynced
 	}
@@ -274,6 +282,8 @@ func (r *Replica) dataKindLocked(joined int64) Kind {
 		return HoldHeld
 	case r.prev == Backup && r.validCopy(joined):
 		return HoldBackup
+	case r.prev == Backup && r.synced:
+		return HoldStale
 	}
 	return HoldNone
 }

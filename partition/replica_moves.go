@@ -222,9 +222,10 @@ func (r *Replica) ApplyBackup(epoch uint64, joined int64, revert bool, apply fun
 
 // HandOver gives the partition's data to its new owner, to: a held
 // partition (with its writes in flight ended first) as owner data, a
-// whole backup copy as backup data; export makes the copy. It reports
-// whether there was anything to give.
-func (r *Replica) HandOver(ctx context.Context, to string, joined int64, export func(owner bool)) bool {
+// whole backup copy as backup data (with stale, also a filled copy that
+// may lack writes: HoldStale); export makes the copy. It reports whether
+// there was anything to give.
+func (r *Replica) HandOver(ctx context.Context, to string, joined int64, stale bool, export func(owner bool)) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -236,7 +237,7 @@ func (r *Replica) HandOver(ctx context.Context, to string, joined int64, export 
 		r.handedTo = to
 		r.releaseWritesLocked()
 		return true
-	case r.st == Backup && r.validCopy(joined):
+	case r.st == Backup && (r.validCopy(joined) || stale && r.synced):
 		export(false)
 		r.handedTo = to
 		return true

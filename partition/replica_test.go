@@ -125,7 +125,7 @@ func TestReplicaOwnershipMovesAway(t *testing.T) {
 	}
 	// The new owner takes it: owner data, handed to b.
 	var exported []bool
-	if !r.HandOver(t.Context(), "b", 1, func(owner bool) { exported = append(exported, owner) }) {
+	if !r.HandOver(t.Context(), "b", 1, false, func(owner bool) { exported = append(exported, owner) }) {
 		t.Fatal("held partition not handed over")
 	}
 	if !slices.Equal(exported, []bool{true}) || r.Busy() {
@@ -171,10 +171,14 @@ func TestReplicaBackupFillAndApply(t *testing.T) {
 	if err := r.ApplyBackup(4, 3, false, apply); !errors.As(err, &re) || re.NeedFill || applied != 1 {
 		t.Fatalf("record of an old epoch: %v (applied %d), want a stale refusal", err, applied)
 	}
-	// A backup that left and joined the set again after its fill missed
-	// writes: not a source, and refuses records until filled again.
-	if k, _ := r.Status(9, false); k != partition.HoldUnsynced {
-		t.Fatalf("a copy filled before it rejoined reports %v", k)
+	// A backup that left and joined the set again after its fill may
+	// have missed writes: a source only when nothing better is left
+	// (stale), and it refuses records until filled again.
+	if k, _ := r.Status(9, false); k != partition.HoldStale {
+		t.Fatalf("a copy filled before it rejoined reports %v, want stale", k)
+	}
+	if r.HandOver(t.Context(), "n", 9, false, func(bool) { t.Fatal("a stale copy handed over as whole") }) {
+		t.Fatal("a stale copy handed over to a new owner that did not take it as stale")
 	}
 	if err := r.ApplyBackup(5, 9, false, apply); !needFill(err) {
 		t.Fatalf("record onto a copy filled before it rejoined: %v", err)
@@ -208,7 +212,7 @@ func TestReplicaHandedBackupRefusesOldOwner(t *testing.T) {
 	// "o" failed; the table makes "n" the owner and keeps this backup.
 	r.OnTable(table(4, 4, 3, "n", "a"), "a", c.drop, c.release)
 	var exported []bool
-	if !r.HandOver(t.Context(), "n", 3, func(owner bool) { exported = append(exported, owner) }) {
+	if !r.HandOver(t.Context(), "n", 3, false, func(owner bool) { exported = append(exported, owner) }) {
 		t.Fatal("a whole backup copy was not handed over")
 	}
 	if !slices.Equal(exported, []bool{false}) {
@@ -227,7 +231,7 @@ func TestReplicaHandedBackupRefusesOldOwner(t *testing.T) {
 	if k, e := r.Status(3, false); k != partition.HoldBackup || e != 5 {
 		t.Fatalf("handed copy reports %v at %d", k, e)
 	}
-	if !r.HandOver(t.Context(), "n", 3, func(bool) {}) {
+	if !r.HandOver(t.Context(), "n", 3, false, func(bool) {}) {
 		t.Fatal("the copy was not handed over again")
 	}
 	// The new owner fills it with its epoch: its records go in.

@@ -101,6 +101,38 @@ func (t *Table) JoinedAt(p int, id string) int64 {
 	return -1
 }
 
+// SourceSince is, for a copy of partition p on member id offered to the
+// partition's owner while it acquires it, the table version from which
+// a fill makes that copy whole (-1: none does).
+//
+// A member's copy misses writes only if the owner of the copy's epoch
+// went on acknowledging writes after the member left the replica set.
+// The owner acquiring p has owned it since OwnerSince(p) = S without a
+// break and has not served it yet, so every earlier owner lost the
+// ownership by S. A copy filled at F >= S-1 was in the set at F, left it
+// (if it did) after F, so at S or later: its epoch's owner acknowledged
+// nothing without it. That is the case of a member that joins and takes
+// a partition over while the old owner stays as its backup and the
+// other backup leaves the set, and then the old owner dies: the backup
+// that left holds every write, and is back in the set under a newer
+// Joined than its fill. Otherwise the copy counts only if filled since
+// the member last joined the set (JoinedAt).
+//
+// Only the acquiring owner may rely on this: an active owner sending
+// records to its backups needs JoinedAt itself (it may have gone on
+// without a backup that left).
+func (t *Table) SourceSince(p int, id string) int64 {
+	j := t.JoinedAt(p, id)
+	s := t.OwnerSince(p)
+	if s <= 0 {
+		return j
+	}
+	if j < 0 || s-1 < j {
+		return s - 1
+	}
+	return j
+}
+
 // OwnerSince returns Since[p], or 0 when the table has none.
 func (t *Table) OwnerSince(p int) int64 {
 	if p < 0 || p >= len(t.Since) {

@@ -372,3 +372,47 @@ func TestAdmitOrderKeepsAdmittedMembersFirst(t *testing.T) {
 		t.Fatalf("long order for one member %v, want a first, 10 entries, the last two gone dropped", got)
 	}
 }
+
+// A member joins and takes partitions over from their owner, which stays
+// as the new owner's backup while the other backup leaves the set; then
+// the old owner dies and the backup that left is back. Its copy, filled
+// before it left, has every write: its epoch's owner lost the ownership
+// when it left. SourceSince says so (its fill counts from the version
+// before the new owner's), JoinedAt does not. A backup that left and
+// came back while the owner went on serving is not a source.
+func TestSourceSinceCountsACopyFilledBeforeTheOwnerChanged(t *testing.T) {
+	t2 := partition.Assign([]string{"m1", "m2"}, 271, 1, partition.Assign([]string{"m1"}, 271, 1, nil))
+	t3 := partition.Assign([]string{"m1", "m2", "m3"}, 271, 1, t2)
+	t4 := partition.Assign([]string{"m1", "m3"}, 271, 1, t3)
+	checked := 0
+	for p := range t2.Owners {
+		if !slices.Equal(t2.Owners[p], []string{"m2", "m1"}) || t3.Owner(p) != "m3" || slices.Contains(t3.Owners[p], "m1") {
+			continue
+		}
+		checked++
+		if !slices.Equal(t4.Owners[p], []string{"m3", "m1"}) {
+			t.Fatalf("partition %d: %v, %v, %v", p, t2.Owners[p], t3.Owners[p], t4.Owners[p])
+		}
+		// m1's copy was last filled under t2.
+		if got := t4.SourceSince(p, "m1"); got > t2.Version {
+			t.Errorf("partition %d: SourceSince %d at version %d (owner since %d), want at most %d", p, got, t4.Version, t4.OwnerSince(p), t2.Version)
+		}
+		if got := t3.SourceSince(p, "m1"); got > t2.Version {
+			t.Errorf("partition %d: out of the set under version %d: SourceSince %d, want at most %d", p, t3.Version, got, t2.Version)
+		}
+		if j := t4.JoinedAt(p, "m1"); j <= t2.Version {
+			t.Errorf("partition %d: JoinedAt %d: m1 left the set at version %d", p, j, t3.Version)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no partition moved from m2 to m3 with m1 leaving the set")
+	}
+	// The owner kept serving while m1 was out (m1 filled under version 3,
+	// out of the set at 4, back at 6), then died: m1 acquires under
+	// version 8, and its copy does not count, since the owner went on
+	// without it.
+	died := &partition.Table{Version: 8, Owners: [][]string{{"m1"}}, Since: []int64{8}, Joined: [][]int64{{6}}}
+	if got := died.SourceSince(0, "m1"); got <= 3 {
+		t.Fatalf("SourceSince %d: a copy filled under version 3 would count", got)
+	}
+}

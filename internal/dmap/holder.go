@@ -169,13 +169,14 @@ func (h holder) TakeOver(ctx context.Context, p int, src backup.Source, pick fun
 	for _, c := range held {
 		pt := c.parts[p]
 		switch {
-		case src.Promoted && c.store != nil && c.sync == 0:
+		case src.Promoted && c.store != nil && (c.sync == 0 || src.Stale):
 			// A persisted map with no sync backup is not taken from a
 			// backup's copy: only async backups held it, and they may lack
 			// acknowledged writes, which the store has (and an epoch
 			// started from the copy would drop from the store at
-			// recovery). Memory-only maps keep Hazelcast's async
-			// semantics: the copy is the best there is.
+			// recovery). So is a copy that may lack writes (Stale).
+			// Memory-only maps keep Hazelcast's async semantics: the copy
+			// is the best there is.
 			fromStore[c] = true
 			if c.lazy {
 				c.clearPart(pt) // read from the store when made ready
