@@ -55,8 +55,9 @@ func (c *Client) Open(name string) (*FileReader, error) {
 // the first read. Stat of the reader it returns knows the name, the length
 // and that it is a file, nothing more. A file still under construction (or
 // whose writer died before its lease was recovered) is opened as Open opens
-// it, so that its length is the one the namenode's status gives. A
-// directory is reported as not existing.
+// it, so that its length is the one the namenode's status gives, and so
+// is a name the namenode refuses to give locations for other than as not
+// found. A directory is reported as not existing.
 func (c *Client) OpenFile(name string) (*FileReader, error) {
 	req := &hdfs.GetBlockLocationsRequestProto{
 		Src:    proto.String(name),
@@ -66,7 +67,12 @@ func (c *Client) OpenFile(name string) (*FileReader, error) {
 	resp := &hdfs.GetBlockLocationsResponseProto{}
 	err := c.namenode.Execute("getBlockLocations", req, resp)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: interpretException(err)}
+		if err := interpretException(err); errors.Is(err, os.ErrNotExist) {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		// Other refusals (a path through a file, for one, is refused
+		// here but reported as not existing by the status) as Open.
+		return c.Open(name)
 	}
 
 	locs := resp.GetLocations()
