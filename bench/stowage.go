@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stowage/stowage"
@@ -159,10 +161,14 @@ func batchAverage(node *stowage.Node) float64 {
 
 // LoadResult compares an EAGER load with a raw read of the same files.
 type LoadResult struct {
-	Entries        int
-	Bytes          int64
-	Load           time.Duration
-	Raw            time.Duration
+	Entries int
+	Bytes   int64
+	Load    time.Duration
+	Raw     time.Duration
+	// RawParallel is RawReadFSParallel of the same files, RawFilesAtOnce
+	// files in flight at once (as many as the store reads at once on
+	// HDFS and object stores).
+	RawParallel    time.Duration
 	EntriesPerSec  float64
 	BytesPerSec    float64
 	RawBytesPerSec float64
@@ -192,6 +198,9 @@ func Load(ctx context.Context, t Target, entries, valueSize, batch int) (LoadRes
 	res := LoadResult{Entries: entries}
 	res.Bytes, res.Raw, err = RawReadFS(ctx, f)
 	if err != nil {
+		return res, err
+	}
+	if _, res.RawParallel, err = RawReadFSParallel(ctx, f, RawFilesAtOnce); err != nil {
 		return res, err
 	}
 	if t.Latency != nil {
@@ -416,6 +425,42 @@ func dirBytes(dir string) (int64, error) {
 		return err
 	})
 	return n, err
+}
+
+// RawFilesAtOnce is the files RawReadFSParallel reads at once in Load:
+// what the file map store reads at once on HDFS and object stores.
+const RawFilesAtOnce = 16
+
+// RawReadFSParallel is RawReadFS with up to n files read at once.
+func RawReadFSParallel(ctx context.Context, f fsbackend.FS, n int) (int64, time.Duration, error) {
+	start := time.Now()
+	list, err := f.List(ctx, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	var total atomic.Int64
+	g := make(chan struct{}, max(1, n))
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, fi := range list {
+		g <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-g; wg.Done() }()
+			b, err := fsbackend.ReadFile(ctx, f, fi.Name)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			total.Add(int64(len(b)))
+			_ = record.Checksum(b)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	return total.Load(), time.Since(start), nil
 }
 
 // RawReadFS reads every file of f sequentially and computes its CRC-32C:

@@ -424,7 +424,8 @@ func remoteLoad(ctx context.Context, stdout io.Writer, say func(string, ...any),
 }
 
 func printRemoteLoad(stdout io.Writer, rl bench.LoadResult, lat time.Duration) {
-	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec)
+	fmt.Fprintf(stdout, "  EAGER load of %d entries: %v (%.0f entries/s), raw read+CRC %v, ratio %.2f; %d files at once %v, ratio %.2f\n", rl.Entries, rl.Load.Round(time.Millisecond), rl.EntriesPerSec, rl.Raw.Round(time.Millisecond), rl.BytesPerSec/rl.RawBytesPerSec,
+		bench.RawFilesAtOnce, rl.RawParallel.Round(time.Millisecond), float64(rl.RawParallel)/float64(max(1, rl.Load)))
 	if lat > 0 {
 		fmt.Fprintf(stdout, "    with %v added to every request; requests of the load (the node's namespace lease included): %d listings, %d reads, at most %d reads in flight at once\n", lat, rl.Lists, rl.Reads, rl.MaxReads)
 	}

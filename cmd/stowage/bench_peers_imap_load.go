@@ -49,6 +49,8 @@ type imapLoadRow struct {
 	// RawMS is, for stowage, a raw sequential read + CRC of the same
 	// files through the same client (bench.Load), before the load.
 	RawMS float64 `json:"raw_read_ms,omitempty"`
+	// RawParMS is the same read with bench.RawFilesAtOnce files at once.
+	RawParMS float64 `json:"raw_parallel_read_ms,omitempty"`
 	// StoreFailures is how many writes SeaTunnel's storeAll said it could
 	// not make.
 	StoreFailures int   `json:"store_failures,omitempty"`
@@ -125,7 +127,7 @@ func runImapLoadStowage(ctx context.Context, t bench.Target, entries int) (imapL
 		return imapLoadRow{}, fmt.Errorf("stowage's EAGER load of %d entries: %w", entries, err)
 	}
 	return imapLoadRow{System: "stowage", Entries: entries, Loaded: entries, Returned: entries, PerSec: res.EntriesPerSec,
-		LoadMS: float64(res.Load) / 1e6, RawMS: float64(res.Raw) / 1e6, Bytes: res.Bytes}, nil
+		LoadMS: float64(res.Load) / 1e6, RawMS: float64(res.Raw) / 1e6, RawParMS: float64(res.RawParallel) / 1e6, Bytes: res.Bytes}, nil
 }
 
 // printImapLoad prints the medians and the ratio of the EAGER-load rows,

@@ -335,7 +335,10 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 	p := hpath(name)
 	var r *reader
 	err := f.do(ctx, "open", p, func(c *client) error {
-		fr, err := c.c.Open(p)
+		// One NameNode call: the block locations, which the first read
+		// needs anyway, say the file's length and whether it is under
+		// construction (such a file is opened with its status too).
+		fr, err := c.c.OpenFile(p)
 		if err != nil {
 			return err
 		}
@@ -344,8 +347,6 @@ func (f *FS) Open(ctx context.Context, name string) (fsbackend.Reader, error) {
 			fr.Close()
 			return fs.ErrNotExist
 		}
-		// The block locations say whether the file is under
-		// construction; the first read needs them anyway.
 		open, err := fr.UnderConstruction()
 		if err != nil {
 			fr.Close()
