@@ -17,9 +17,10 @@ import (
 // flusher writes everything queued while the previous flush ran as one
 // batch, with one fdatasync (DurableAppend back ends); on every other back
 // end each batch is a new file, several of them written at once (see
-// pipeline.go). A lone writer's batch is written at once; only when the
-// previous batch carried several callers does the flusher wait, up to
-// Options.CommitDelay, for more company (see waitForCompany).
+// pipeline.go). A lone writer's batch is written at once; with
+// Options.CommitDelay set, and only when the previous batch carried several
+// callers, the flusher waits up to that long for more company (see
+// waitForCompany).
 type writer struct {
 	s      *Store
 	append bool
@@ -88,9 +89,6 @@ func newWriter(s *Store) *writer {
 		company: make(chan struct{}, 1)}
 	w.cond = sync.NewCond(&w.mu)
 	w.delay = s.opts.CommitDelay
-	if w.delay == 0 {
-		w.delay = DefaultCommitDelay
-	}
 	return w
 }
 
@@ -412,9 +410,3 @@ func (s *Store) StartEpochs(ctx context.Context, starts map[int]mapstore.Version
 	releaseRequest(r)
 	return err
 }
-
-// DefaultCommitDelay is Options.CommitDelay's default: measured with 3
-// members writing through to one local disk it took fdatasyncs per put
-// from about 0.5 to 0.2, with one member's 64 writers unchanged (see
-// bench/README.md); longer delays cut syncs further but slowed one member.
-const DefaultCommitDelay = 250 * time.Microsecond
