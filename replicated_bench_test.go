@@ -168,12 +168,17 @@ func benchPutsOn(b *testing.B, nodes []*benchNode, name string) {
 		b.ReportMetric(float64(after.tr.Frames-before.tr.Frames)/puts, "frames/put")
 		b.ReportMetric(float64(after.tr.Streams-before.tr.Streams)/puts, "streams/put")
 	}
+	if after.batches > before.batches {
+		// Write-through: each group-commit batch is one fdatasync on local disk.
+		b.ReportMetric(float64(after.batches-before.batches)/puts, "syncs/put")
+	}
 }
 
 type benchStats struct {
 	cpu        time.Duration
 	goroutines uint64
 	tr         cluster.TCPStats
+	batches    uint64 // group-commit batches of the members' map stores
 }
 
 func benchStatsOf(nodes []*benchNode) benchStats {
@@ -188,6 +193,7 @@ func benchStatsOf(nodes []*benchNode) benchStats {
 		s.goroutines = sample[0].Value.Uint64()
 	}
 	for _, n := range nodes {
+		s.batches += logBatches(n.node)
 		if n.tr != nil {
 			st := n.tr.Stats()
 			s.tr.Writes += st.Writes
@@ -196,4 +202,27 @@ func benchStatsOf(nodes []*benchNode) benchStats {
 		}
 	}
 	return s
+}
+
+// logBatches is how many group-commit batches n's map stores have written
+// (the count of its stowage_log_batch_records histogram).
+func logBatches(n *stowage.Node) uint64 {
+	g := n.Gatherer()
+	if g == nil {
+		return 0
+	}
+	mfs, err := g.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "stowage_log_batch_records" {
+			for _, m := range mf.GetMetric() {
+				if h := m.GetHistogram(); h != nil {
+					return h.GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -17,7 +17,10 @@ import (
 // flusher writes everything queued while the previous flush ran as one
 // batch, with one fdatasync (DurableAppend back ends); on every other back
 // end each batch is a new file, several of them written at once (see
-// pipeline.go). There is no fixed delay.
+// pipeline.go). A lone writer's batch is written at once; with
+// Options.CommitDelay set, and only when the previous batch carried several
+// callers, the flusher waits up to that long for more company (see
+// waitForCompany).
 type writer struct {
 	s      *Store
 	append bool
@@ -26,6 +29,15 @@ type writer struct {
 	cond    *sync.Cond
 	queue   []*request
 	closing bool
+
+	// group commit delay (DurableAppend back ends; flusher goroutine but
+	// for target, which submit reads under mu)
+	delay   time.Duration
+	lastN   int           // callers in the previous batch
+	target  int           // while waiting: the queue length that ends the wait early (under mu)
+	company chan struct{} // wakes a waiting flusher
+	delayT  *time.Timer
+	delays  atomic.Int64 // batches that waited for company
 
 	// the segment of DurableAppend back ends (flusher goroutine)
 	seg  openSeg
@@ -73,8 +85,10 @@ var reqPool = sync.Pool{New: func() any { return &request{done: make(chan error,
 
 func newWriter(s *Store) *writer {
 	caps := s.fs.Capabilities()
-	w := &writer{s: s, append: caps.DurableAppend, syncOpen: !caps.DurableAppend && caps.SyncOpen}
+	w := &writer{s: s, append: caps.DurableAppend, syncOpen: !caps.DurableAppend && caps.SyncOpen,
+		company: make(chan struct{}, 1)}
 	w.cond = sync.NewCond(&w.mu)
+	w.delay = s.opts.CommitDelay
 	return w
 }
 
@@ -87,6 +101,13 @@ func (w *writer) submit(ctx context.Context, r *request) error {
 	}
 	w.queue = append(w.queue, r)
 	w.cond.Signal()
+	if w.target > 0 && len(w.queue) >= w.target {
+		w.target = 0
+		select {
+		case w.company <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 	// The record may already be on its way to disk; the caller must learn
 	// its outcome, so a cancelled context does not abandon the wait.
@@ -109,7 +130,11 @@ func (w *writer) run() {
 			w.finish()
 			return
 		}
+		if w.delay > 0 && w.lastN >= companyMin && len(w.queue) < w.lastN*2 && !w.closing {
+			w.waitForCompany(w.lastN * 2)
+		}
 		batch, w.queue = w.queue, batch[:0]
+		w.lastN = len(batch)
 		w.mu.Unlock()
 		w.flush(batch)
 		for i := range batch {
@@ -118,9 +143,45 @@ func (w *writer) run() {
 	}
 }
 
+// companyMin is how many callers the previous batch must have carried
+// for the flusher to wait for company: below it, the writers are taken to
+// be alone, and every batch is written at once.
+const companyMin = 2
+
+// waitForCompany lets the callers of a busy store join the batch about to
+// be written: it waits, with mu released, until the queue holds target
+// requests or the commit delay has passed. It is called with mu held, and
+// only when the previous batch carried several callers, so that a lone
+// writer (one put after another) never waits.
+func (w *writer) waitForCompany(target int) {
+	w.delays.Add(1)
+	w.target = target
+	select {
+	case <-w.company:
+	default:
+	}
+	w.mu.Unlock()
+	if w.delayT == nil {
+		w.delayT = time.NewTimer(w.delay)
+	} else {
+		w.delayT.Reset(w.delay)
+	}
+	select {
+	case <-w.company:
+		w.delayT.Stop()
+	case <-w.delayT.C:
+	}
+	w.mu.Lock()
+	w.target = 0
+}
+
 func (w *writer) close() error {
 	w.mu.Lock()
 	w.closing = true
+	select {
+	case w.company <- struct{}{}:
+	default:
+	}
 	w.cond.Signal()
 	w.mu.Unlock()
 	return nil
