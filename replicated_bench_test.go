@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/bench"
 	"github.com/stowage/stowage/cluster"
 	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/internal/testhook"
@@ -193,7 +194,8 @@ func benchStatsOf(nodes []*benchNode) benchStats {
 		s.goroutines = sample[0].Value.Uint64()
 	}
 	for _, n := range nodes {
-		s.batches += logBatches(n.node)
+		batches, _ := bench.LogBatches(n.node)
+		s.batches += batches
 		if n.tr != nil {
 			st := n.tr.Stats()
 			s.tr.Writes += st.Writes
@@ -202,27 +204,4 @@ func benchStatsOf(nodes []*benchNode) benchStats {
 		}
 	}
 	return s
-}
-
-// logBatches is how many group-commit batches n's map stores have written
-// (the count of its stowage_log_batch_records histogram).
-func logBatches(n *stowage.Node) uint64 {
-	g := n.Gatherer()
-	if g == nil {
-		return 0
-	}
-	mfs, err := g.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "stowage_log_batch_records" {
-			for _, m := range mf.GetMetric() {
-				if h := m.GetHistogram(); h != nil {
-					return h.GetSampleCount()
-				}
-			}
-		}
-	}
-	return 0
 }

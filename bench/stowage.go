@@ -140,23 +140,32 @@ func WriteThrough(ctx context.Context, t Target, writers, n, valueSize int) (Wri
 }
 
 func batchAverage(node *stowage.Node) float64 {
+	batches, records := LogBatches(node)
+	if batches == 0 {
+		return 0
+	}
+	return records / float64(batches)
+}
+
+// LogBatches is how many group-commit batches node's map stores have
+// written (each one fdatasync, or one sync of an open HDFS file) and the
+// records they held, from its stowage_log_batch_records histogram.
+func LogBatches(node *stowage.Node) (batches uint64, records float64) {
 	g := node.Gatherer()
 	if g == nil {
-		return 0
+		return 0, 0
 	}
 	mfs, err := g.Gather()
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == "stowage_log_batch_records" && len(mf.Metric) > 0 {
 			h := mf.Metric[0].GetHistogram()
-			if h.GetSampleCount() > 0 {
-				return h.GetSampleSum() / float64(h.GetSampleCount())
-			}
+			return h.GetSampleCount(), h.GetSampleSum()
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // LoadResult compares an EAGER load with a raw read of the same files.
