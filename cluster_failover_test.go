@@ -27,7 +27,6 @@ type history struct {
 	mu       sync.Mutex
 	acked    map[string]string
 	inflight map[string][]string
-	deleted  map[string]bool
 	acks     int
 	// trail is each key's writes in the order they returned, for the
 	// report of a key that lost its value.
@@ -74,7 +73,7 @@ func (h *history) replicasOf(p int) string {
 }
 
 func newHistory() *history {
-	return &history{acked: map[string]string{}, inflight: map[string][]string{}, deleted: map[string]bool{},
+	return &history{acked: map[string]string{}, inflight: map[string][]string{},
 		trail: map[string][]string{}, start: time.Now()}
 }
 

@@ -135,13 +135,7 @@ func (pr *Protocol) checkReach(ms []Member) {
 				pr.noteReplaced(m.ID, others[i])
 				continue
 			}
-			pr.mu.Lock()
-			_, known := pr.down[m.ID]
-			if !known {
-				pr.down[m.ID] = time.Now()
-			}
-			pr.mu.Unlock()
-			if !known {
+			if pr.markDown(m.ID) {
 				marked = true
 				pr.log.Warn("stowage: member is alive to gossip but does not answer the member protocol: taken as gone until it answers",
 					"member", m.ID, "silent", pr.unreachableAfter())
