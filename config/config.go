@@ -287,6 +287,35 @@ func (m MapStoreConfig) BlockSize() (int64, error) {
 	return n, nil
 }
 
+// KeyCommitDelay is the map-store property that bounds how long a local
+// disk's group commit waits for more writers before it syncs a batch: a
+// Go duration from 0 (never wait) to MaxCommitDelay; unset, the file
+// store's default.
+const KeyCommitDelay = "stowage.commit-delay"
+
+// MaxCommitDelay is the longest commit delay a map store may be given.
+const MaxCommitDelay = 100 * time.Millisecond
+
+// CommitDelay is properties.stowage.commit-delay: 0 and false when unset,
+// a negative duration when set to 0 (never wait), else the duration.
+func (m MapStoreConfig) CommitDelay() (time.Duration, bool, error) {
+	s := m.Properties.Get(KeyCommitDelay, "")
+	if s == "" {
+		return 0, false, nil
+	}
+	d, err := time.ParseDuration(s)
+	if s == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > MaxCommitDelay {
+		return 0, false, &Error{Key: KeyCommitDelay, Err: kinded(ErrInvalid, fmt.Sprintf("%q is not a duration from 0 to %v (e.g. 2ms)", s, MaxCommitDelay))}
+	}
+	if d == 0 {
+		d = -1
+	}
+	return d, true, nil
+}
+
 // DefaultCheckpointNamespace is SeaTunnel's default checkpoint namespace.
 const DefaultCheckpointNamespace = "/seatunnel/checkpoint/"
 

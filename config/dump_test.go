@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stowage/stowage/config"
 )
@@ -133,4 +134,31 @@ func TestBlockSizeAccessor(t *testing.T) {
 	want(t, "default store type", ms.StoreType(), "hdfs")
 	ms.Properties["type"] = "BBolt"
 	want(t, "store type", ms.StoreType(), "bbolt")
+}
+
+func TestCommitDelayAccessor(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		want    time.Duration
+		set, ok bool
+	}{
+		{"", 0, false, true},
+		{"0", -1, true, true},
+		{"0s", -1, true, true},
+		{"250us", 250 * time.Microsecond, true, true},
+		{"2ms", 2 * time.Millisecond, true, true},
+		{"100ms", 100 * time.Millisecond, true, true},
+		{"101ms", 0, false, false},
+		{"-1ms", 0, false, false},
+		{"2", 0, false, false},
+	} {
+		ms := config.MapStoreConfig{Properties: map[string]string{config.KeyCommitDelay: tc.v}}
+		d, set, err := ms.CommitDelay()
+		if d != tc.want || set != tc.set || (err == nil) != tc.ok {
+			t.Errorf("CommitDelay(%q) = %v, %v, %v", tc.v, d, set, err)
+		}
+		if err != nil && (!errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), config.KeyCommitDelay)) {
+			t.Errorf("CommitDelay(%q) error %v", tc.v, err)
+		}
+	}
 }

@@ -333,6 +333,12 @@ func (v *validator) mapStore(key string, ms *MapStoreConfig) {
 				v.add(pk+"block.size", "%s", ce.Err.Error())
 			}
 		}
+		if _, _, err := ms.CommitDelay(); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				v.add(pk+KeyCommitDelay, "%s", ce.Err.Error())
+			}
+		}
 		if r := p.Get("snapshot.retain", ""); r != "" && r != "1" && r != "2" {
 			v.add(pk+"snapshot.retain", "%q must be 1 or 2", r)
 		}

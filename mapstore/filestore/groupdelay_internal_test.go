@@ -98,82 +98,157 @@ func (w *gateWriter) Sync() error {
 	return w.Writer.Sync()
 }
 
-// Once a batch carried several callers, the next batch waits for company:
-// a caller that comes alone while a busy store syncs shares its sync with
-// the callers that come after it, up to twice the previous batch's.
-func TestBusyWritersShareSyncs(t *testing.T) {
-	ctx := context.Background()
+// gatedStore is a store whose log syncs wait for the test (gateFS), with
+// helpers to put from goroutines and to wait for the queue.
+type gatedStore struct {
+	t  *testing.T
+	s  *Store
+	g  *gateFS
+	bc batchCounter
+	wg sync.WaitGroup
+}
+
+func openGated(t *testing.T, delay time.Duration) *gatedStore {
 	f, err := local.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateFS{FS: f, entered: make(chan struct{}), pass: make(chan struct{})}
-	var bc batchCounter
-	// The delay outlasts the test: the wait ends only by company.
-	s, err := Open(ctx, Options{FS: g, Partitions: 1, CommitDelay: time.Hour, OnBatch: bc.onBatch})
+	gs := &gatedStore{t: t, g: &gateFS{FS: f, entered: make(chan struct{}), pass: make(chan struct{})}}
+	gs.s, err = Open(context.Background(), Options{FS: gs.g, Partitions: 1, CommitDelay: delay, OnBatch: gs.bc.onBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	put := func(key string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.Store(ctx, groupRecord(key)); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !cond(); {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting until %s", what)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	queued := func(n int) func() bool {
-		return func() bool {
-			s.w.mu.Lock()
-			defer s.w.mu.Unlock()
-			return len(s.w.queue) == n
-		}
-	}
-	put("a")
-	<-g.entered // a's batch syncs
-	put("b")
-	put("c")
-	waitFor("b and c are queued", queued(2))
-	g.pass <- struct{}{} // a done; b and c are the next batch
-	<-g.entered
-	put("d")
-	waitFor("d is queued", queued(1))
-	g.pass <- struct{}{} // b and c done; d waits for company
-	waitFor("the flusher waits for company", func() bool {
-		s.w.mu.Lock()
-		defer s.w.mu.Unlock()
-		return s.w.target == 4
-	})
-	put("e")
-	put("f")
-	put("g")
-	<-g.entered // d, e, f and g in one batch
-	g.pass <- struct{}{}
-	wg.Wait()
-	close(g.pass) // every later sync (Close) passes at once
+	return gs
+}
+
+func (gs *gatedStore) put(key string) {
+	gs.wg.Add(1)
 	go func() {
-		for range g.entered {
+		defer gs.wg.Done()
+		if err := gs.s.Store(context.Background(), groupRecord(key)); err != nil {
+			gs.t.Error(err)
 		}
 	}()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
+}
+
+func (gs *gatedStore) waitFor(what string, cond func(w *writer) bool) {
+	gs.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		gs.s.w.mu.Lock()
+		ok := cond(gs.s.w)
+		gs.s.w.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			gs.t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	close(g.entered)
-	if got, want := fmt.Sprint(bc.get()), "[1 2 4]"; got != want {
-		t.Errorf("batches of %s records, want %s", got, want)
+}
+
+func (gs *gatedStore) waitQueued(n int) {
+	gs.t.Helper()
+	gs.waitFor(fmt.Sprintf("%d are queued", n), func(w *writer) bool { return len(w.queue) == n })
+}
+
+// close waits for every put, lets every later sync pass and closes the
+// store; it returns the batch sizes and the number of waits for company.
+func (gs *gatedStore) close() (string, int64) {
+	gs.wg.Wait()
+	close(gs.g.pass)
+	go func() {
+		for range gs.g.entered {
+		}
+	}()
+	if err := gs.s.Close(); err != nil {
+		gs.t.Fatal(err)
 	}
-	if n := s.w.delays.Load(); n != 1 {
-		t.Errorf("%d batches waited for company, want 1", n)
+	close(gs.g.entered)
+	return fmt.Sprint(gs.bc.get()), gs.s.w.delays.Load()
+}
+
+// Once a batch carried several callers, the next batch waits for company:
+// a caller that comes alone while a busy store syncs waits until as many
+// callers as the previous batch's are queued, and a queue that holds that
+// many already is written at once.
+func TestBusyWritersShareSyncs(t *testing.T) {
+	// The delay outlasts the test: a wait ends only by company.
+	gs := openGated(t, time.Hour)
+	gs.put("a")
+	<-gs.g.entered // a's batch syncs
+	gs.put("b")
+	gs.put("c")
+	gs.waitQueued(2)
+	gs.g.pass <- struct{}{} // a done; b and c are the next batch
+	<-gs.g.entered
+	gs.put("d")
+	gs.waitQueued(1)
+	gs.g.pass <- struct{}{} // b and c done; d waits for company
+	gs.waitFor("the flusher waits for company", func(w *writer) bool { return w.target == 2 })
+	gs.put("e")
+	<-gs.g.entered // d and e in one batch
+	gs.put("f")
+	gs.put("g")
+	gs.put("h")
+	gs.waitQueued(3)
+	gs.g.pass <- struct{}{} // d and e done; f, g and h go at once
+	<-gs.g.entered
+	gs.g.pass <- struct{}{}
+	batches, waits := gs.close()
+	if want := "[1 2 2 3]"; batches != want {
+		t.Errorf("batches of %s records, want %s", batches, want)
+	}
+	if waits != 1 {
+		t.Errorf("%d batches waited for company, want 1", waits)
+	}
+}
+
+// Company that does not come does not hold a caller beyond the delay: the
+// lone caller after a batch of two is written alone once the delay passed.
+func TestCompanyWaitEndsAtDelay(t *testing.T) {
+	gs := openGated(t, 20*time.Millisecond)
+	gs.put("a")
+	<-gs.g.entered
+	gs.put("b")
+	gs.put("c")
+	gs.waitQueued(2)
+	gs.g.pass <- struct{}{}
+	<-gs.g.entered // b and c
+	gs.put("d")
+	gs.waitQueued(1)
+	gs.g.pass <- struct{}{} // d waits for company that never comes
+	<-gs.g.entered
+	gs.g.pass <- struct{}{}
+	batches, waits := gs.close()
+	if want := "[1 2 1]"; batches != want {
+		t.Errorf("batches of %s records, want %s", batches, want)
+	}
+	if waits != 1 {
+		t.Errorf("%d batches waited for company, want 1", waits)
+	}
+}
+
+// A negative delay turns the wait off: the same callers never wait.
+func TestNegativeCommitDelayNeverWaits(t *testing.T) {
+	gs := openGated(t, -1)
+	gs.put("a")
+	<-gs.g.entered
+	gs.put("b")
+	gs.put("c")
+	gs.waitQueued(2)
+	gs.g.pass <- struct{}{}
+	<-gs.g.entered
+	gs.put("d")
+	gs.waitQueued(1)
+	gs.g.pass <- struct{}{}
+	<-gs.g.entered
+	gs.g.pass <- struct{}{}
+	batches, waits := gs.close()
+	if want := "[1 2 1]"; batches != want {
+		t.Errorf("batches of %s records, want %s", batches, want)
+	}
+	if waits != 0 {
+		t.Errorf("%d batches waited for company, want 0", waits)
 	}
 }

@@ -82,18 +82,23 @@ type Options struct {
 	// earlier batch's are durable (default 8; 1 writes one at a time).
 	// Local disk appends every batch to one segment, one at a time.
 	MaxInFlight int
-	// CommitDelay, if positive, bounds how long the group committer of a
-	// DurableAppend back end (local disk) waits for more callers before it
-	// writes and syncs a batch (default 0: never). It waits only when the
-	// previous batch carried several callers, and no longer than until
-	// twice as many are queued: a lone writer's put is written at once.
-	// Measured in bench/README.md ("Group commit: a delay for company"):
-	// 250 µs halved the time per put of 3 members sharing one disk but cut
-	// one member's puts/s under `stowage bench`, so it is off by default.
+	// CommitDelay bounds how long the group committer of a DurableAppend
+	// back end (local disk) waits for more callers before it writes and
+	// syncs a batch (0: DefaultCommitDelay; negative: never). It waits
+	// only when the previous batch carried several callers, and only until
+	// as many are queued again: a lone writer's put is written at once,
+	// and so is a batch whose callers are all queued already. Measured in
+	// bench/README.md ("Group commit: a delay for company").
 	CommitDelay time.Duration
 	// OnBatch, if set, is called after each group-commit batch.
 	OnBatch func(records, bytes int, took time.Duration, err error)
 }
+
+// DefaultCommitDelay is Options.CommitDelay's default. Several members
+// sharing a disk sync batches of 1–2 callers without it; with it a sync
+// carries several, at up to this much more latency for a caller whose
+// company does not come.
+const DefaultCommitDelay = 2 * time.Millisecond
 
 // Damage describes bytes that could not be used.
 type Damage struct {

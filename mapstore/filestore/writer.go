@@ -17,10 +17,9 @@ import (
 // flusher writes everything queued while the previous flush ran as one
 // batch, with one fdatasync (DurableAppend back ends); on every other back
 // end each batch is a new file, several of them written at once (see
-// pipeline.go). A lone writer's batch is written at once; with
-// Options.CommitDelay set, and only when the previous batch carried several
-// callers, the flusher waits up to that long for more company (see
-// waitForCompany).
+// pipeline.go). A lone writer's batch is written at once; when the
+// previous batch carried several callers, the flusher waits up to
+// Options.CommitDelay for as many to be queued again (see waitForCompany).
 type writer struct {
 	s      *Store
 	append bool
@@ -89,6 +88,9 @@ func newWriter(s *Store) *writer {
 		company: make(chan struct{}, 1)}
 	w.cond = sync.NewCond(&w.mu)
 	w.delay = s.opts.CommitDelay
+	if w.delay == 0 {
+		w.delay = DefaultCommitDelay
+	}
 	return w
 }
 
@@ -130,8 +132,8 @@ func (w *writer) run() {
 			w.finish()
 			return
 		}
-		if w.delay > 0 && w.lastN >= companyMin && len(w.queue) < w.lastN*2 && !w.closing {
-			w.waitForCompany(w.lastN * 2)
+		if w.delay > 0 && w.lastN >= companyMin && len(w.queue) < w.lastN && !w.closing {
+			w.waitForCompany(w.lastN)
 		}
 		batch, w.queue = w.queue, batch[:0]
 		w.lastN = len(batch)
@@ -150,9 +152,10 @@ const companyMin = 2
 
 // waitForCompany lets the callers of a busy store join the batch about to
 // be written: it waits, with mu released, until the queue holds target
-// requests or the commit delay has passed. It is called with mu held, and
-// only when the previous batch carried several callers, so that a lone
-// writer (one put after another) never waits.
+// requests (as many as the previous batch carried) or the commit delay has
+// passed. It is called with mu held, and only when the previous batch
+// carried several callers, so that a lone writer (one put after another)
+// never waits, and writers that are all queued already go at once.
 func (w *writer) waitForCompany(target int) {
 	w.delays.Add(1)
 	w.target = target
