@@ -30,7 +30,7 @@ func node(t *testing.T, dir string) (*stowage.Node, *httptest.Server) {
 
 // openNode opens a member alone whose maps named engine* are persisted
 // under dir; it is closed when the test ends.
-func openNode(t *testing.T, dir string) *stowage.Node {
+func openNode(t testing.TB, dir string) *stowage.Node {
 	t.Helper()
 	y := `hazelcast:
   cluster-name: test
