@@ -155,14 +155,14 @@ func (cb *clusterBench) throughput(ctx context.Context, client *http.Client, res
 		}
 		cb.say("cluster: write-through round %d of %d: one member ...", r+1, rounds)
 		cpu0 := benchProcessCPU(one)
-		a, err := benchPuts(ctx, client, benchAddrs(one), fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
+		a, err := benchPuts(ctx, client, benchAddrs(one), nil, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
 		if err != nil {
 			return cb.withLogs(ctx, fmt.Errorf("one member: %w", err), one)
 		}
 		oneCPU += benchProcessCPU(one) - cpu0
 		cb.say("cluster: write-through round %d of %d: 3 members ...", r+1, rounds)
 		cpu0 = benchProcessCPU(three)
-		b, err := benchPuts(ctx, client, benchAddrs(three), fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
+		b, err := benchPuts(ctx, client, benchAddrs(three), nil, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
 		if err != nil {
 			return cb.withLogs(ctx, fmt.Errorf("3 members: %w", err), three)
 		}
@@ -362,9 +362,17 @@ func benchPut(ctx context.Context, client *http.Client, addr, key string, value 
 }
 
 // benchPuts measures puts/s of writers goroutines, n puts of valueSize
-// bytes each on keys of their own (named after prefix), writer w going through addrs[w%len].
-// One put per writer first creates the map and the connections, untimed.
-func benchPuts(ctx context.Context, client *http.Client, addrs []string, prefix string, writers, n, valueSize int) (float64, error) {
+// bytes each on keys of their own (named after prefix), writer w going
+// through addrs[w%len], or, with route, through the member route gives
+// for the key (benchRoute). One put per writer first creates the map and
+// the connections, untimed.
+func benchPuts(ctx context.Context, client *http.Client, addrs []string, route func(key, fallback string) string, prefix string, writers, n, valueSize int) (float64, error) {
+	at := func(w int, key string) string {
+		if route != nil {
+			return route(key, addrs[w%len(addrs)])
+		}
+		return addrs[w%len(addrs)]
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -392,14 +400,16 @@ func benchPuts(ctx context.Context, client *http.Client, addrs []string, prefix 
 		return first
 	}
 	if err := phase(func(w int) error {
-		return benchPut(ctx, client, addrs[w%len(addrs)], fmt.Sprintf("warm-%03d", w), value)
+		key := fmt.Sprintf("warm-%03d", w)
+		return benchPut(ctx, client, at(w, key), key, value)
 	}); err != nil {
 		return 0, err
 	}
 	start := time.Now()
 	if err := phase(func(w int) error {
 		for i := range n {
-			if err := benchPut(ctx, client, addrs[w%len(addrs)], fmt.Sprintf("%s-w%03d-%07d", prefix, w, i), value); err != nil {
+			key := fmt.Sprintf("%s-w%03d-%07d", prefix, w, i)
+			if err := benchPut(ctx, client, at(w, key), key, value); err != nil {
 				return err
 			}
 		}

@@ -37,7 +37,7 @@ var hzJVMFlags = []string{"--add-modules", "java.se",
 type clusterRow struct {
 	System  string  `json:"system"` // "hazelcast" or "stowage"
 	Members int     `json:"members"`
-	Kind    string  `json:"kind"` // how stowage was driven: "embedded" (in memory), "embedded-wt" (write-through) or "http"; "client" for Hazelcast
+	Kind    string  `json:"kind"` // how stowage was driven: "embedded" (in memory), "embedded-wt" (write-through), "http" or "http-routed" (each put to its owner); "client" for Hazelcast
 	Round   int     `json:"round"`
 	Puts    int     `json:"puts"`
 	PerSec  float64 `json:"puts_per_sec"`
@@ -264,17 +264,32 @@ func (p *peersBench) stowageClusterRows(ctx context.Context, dir string, round, 
 	defer cb.killEach(ms)
 	client := benchClient(cb.writers)
 	defer client.CloseIdleConnections()
-	cpu0 := benchProcessCPU(ms)
-	rate, err := benchPuts(ctx, client, benchAddrs(ms), fmt.Sprintf("r%d", round), cb.writers, cb.perWriter, cb.valueSize)
-	if err != nil {
-		return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+	// The same members twice: writer w through member w mod 3 (about 2/3
+	// of puts forwarded to their owner), then each put sent to its owner
+	// (the table from GET /v1/status, as Hazelcast's smart client does).
+	for _, routed := range []bool{false, true} {
+		var route func(key, fallback string) string
+		kind, prefix := "http", fmt.Sprintf("r%d", round)
+		if routed {
+			p.say("peers: round %d: stowage, 3 member processes over HTTP, each put to its owner ...", round)
+			if route, err = benchRoute(ctx, client, benchAddrs(ms)); err != nil {
+				return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+			}
+			kind, prefix = "http-routed", prefix+"-routed"
+		}
+		cpu0 := benchProcessCPU(ms)
+		rate, err := benchPuts(ctx, client, benchAddrs(ms), route, prefix, cb.writers, cb.perWriter, cb.valueSize)
+		if err != nil {
+			return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+		}
+		cpu := benchProcessCPU(ms) - cpu0
+		row := clusterRow{System: "stowage", Members: 3, Kind: kind, Round: round, Puts: n, PerSec: rate}
+		if cpu0 >= 0 && cpu >= 0 {
+			row.CPUUS = float64(cpu.Microseconds()) / float64(n)
+		}
+		rows = append(rows, row)
 	}
-	cpu := benchProcessCPU(ms) - cpu0
-	row := clusterRow{System: "stowage", Members: 3, Kind: "http", Round: round, Puts: n, PerSec: rate}
-	if cpu0 >= 0 && cpu >= 0 {
-		row.CPUUS = float64(cpu.Microseconds()) / float64(n)
-	}
-	return append(rows, row), nil
+	return rows, nil
 }
 
 // runCluster runs the cluster ceiling: per round, Hazelcast with one
@@ -351,8 +366,11 @@ func clusterRatios(all []clusterRow) []clusterRatio {
 			continue
 		}
 		label := fmt.Sprintf("%d member(s) embedded, %s", k.members, kindWhat(k.kind))
-		if k.kind == "http" {
+		switch k.kind {
+		case "http":
 			label = fmt.Sprintf("%d member processes over HTTP, %s", k.members, kindWhat(k.kind))
+		case "http-routed":
+			label = fmt.Sprintf("%d member processes over HTTP to the owner, %s", k.members, kindWhat(k.kind))
 		}
 		out = append(out, clusterRatio{Label: label, Members: k.members,
 			PerSec: midMedian(rate[k]), HzPerSec: midMedian(rate[hz]), CPUUS: midMedian(cpu[k]), HzCPUUS: midMedian(cpu[hz])})
@@ -364,13 +382,13 @@ func clusterRatios(all []clusterRow) []clusterRatio {
 // (above 1: stowage faster) and CPU per put stowage/Hazelcast (below 1:
 // stowage spends less).
 func printClusterRatios(w io.Writer, all []clusterRow) {
-	fmt.Fprintf(w, "  %-58s %10s %10s %7s %10s %10s %7s\n", "stowage row (median of rounds)", "puts/s", "Hazelcast", "ratio", "CPU µs", "Hazelcast", "ratio")
+	fmt.Fprintf(w, "  %-72s %10s %10s %7s %10s %10s %7s\n", "stowage row (median of rounds)", "puts/s", "Hazelcast", "ratio", "CPU µs", "Hazelcast", "ratio")
 	for _, r := range clusterRatios(all) {
 		cpuRatio := "-"
 		if r.CPUUS > 0 && r.HzCPUUS > 0 {
 			cpuRatio = fmt.Sprintf("%.2f", r.CPUUS/r.HzCPUUS)
 		}
-		fmt.Fprintf(w, "  %-58s %10.0f %10.0f %7.2f %10.1f %10.1f %7s\n", r.Label, r.PerSec, r.HzPerSec, r.PerSec/r.HzPerSec, r.CPUUS, r.HzCPUUS, cpuRatio)
+		fmt.Fprintf(w, "  %-72s %10.0f %10.0f %7.2f %10.1f %10.1f %7s\n", r.Label, r.PerSec, r.HzPerSec, r.PerSec/r.HzPerSec, r.CPUUS, r.HzCPUUS, cpuRatio)
 	}
 	fmt.Fprintf(w, "  (medians: of two rounds, their mean. CPU: Hazelcast's and the HTTP members' is the member processes' user+system time over the timed puts, the writers being elsewhere;\n")
 	fmt.Fprintf(w, "   the embedded rows' is the bench process's, members and writers together. Write-through is to local disk, each batch fdatasync'd.)\n")
@@ -378,7 +396,8 @@ func printClusterRatios(w io.Writer, all []clusterRow) {
 
 // kindWhat says what a stowage row kind stores: "embedded" runs a map
 // in memory, "embedded-wt" one that writes through to local disk, and
-// the "http" members write through too.
+// the "http" members write through too ("http-routed": each put sent to
+// its partition's owner).
 func kindWhat(kind string) string {
 	if kind == "embedded" {
 		return "in memory"

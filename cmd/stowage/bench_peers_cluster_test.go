@@ -61,6 +61,7 @@ func TestClusterRatios(t *testing.T) {
 		{System: "stowage", Kind: "embedded", Members: 3, Round: 2, PerSec: 80, CPUUS: 30},
 		{System: "stowage", Kind: "embedded-wt", Members: 3, Round: 1, PerSec: 45, CPUUS: 50},
 		{System: "stowage", Kind: "http", Members: 3, Round: 1, PerSec: 30, CPUUS: 100},
+		{System: "stowage", Kind: "http-routed", Members: 3, Round: 1, PerSec: 40, CPUUS: 90},
 		// Round 2, and a round 3 so that the median is the middle one.
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 2, PerSec: 300, CPUUS: 20},
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 3, PerSec: 200, CPUUS: 30},
@@ -68,8 +69,8 @@ func TestClusterRatios(t *testing.T) {
 		{System: "hazelcast", Kind: "client", Members: 1, Round: 3, PerSec: 60, CPUUS: 50},
 	}
 	got := clusterRatios(rows)
-	if len(got) != 4 {
-		t.Fatalf("clusterRatios: %d rows, want 4: %+v", len(got), got)
+	if len(got) != 5 {
+		t.Fatalf("clusterRatios: %d rows, want 5: %+v", len(got), got)
 	}
 	one := got[0]
 	if one.Members != 1 || one.PerSec != 200 || one.HzPerSec != 60 || one.CPUUS != 20 || one.HzCPUUS != 50 {
@@ -86,6 +87,9 @@ func TestClusterRatios(t *testing.T) {
 	}
 	if got[3].Members != 3 || got[3].PerSec != 30 || !strings.Contains(got[3].Label, "HTTP") || !strings.Contains(got[3].Label, "write-through") {
 		t.Errorf("3 over HTTP: %+v", got[3])
+	}
+	if got[4].PerSec != 40 || got[4].Label != "3 member processes over HTTP to the owner, write-through to local disk" {
+		t.Errorf("3 over HTTP to the owner: %+v", got[4])
 	}
 	var out bytes.Buffer
 	printClusterRatios(&out, rows)
