@@ -55,8 +55,11 @@
 // master, the oldest live member, computes it with partition.Assign and
 // publishes it; a newer one seen anywhere is fetched), calls to the
 // others (the map operations and backups queued with Enqueue go, over
-// TCP, on one pipe per member connection by request id, sharing their
-// writes with every call and answer queued meanwhile; over a transport
+// TCP, on one pipe per member by request id, sharing their writes with
+// every call and answer queued meanwhile; the pipe has a TCP connection
+// of its own, authenticated like the session's and broken when the
+// session closes (tcp_direct.go), or a session stream with a member that
+// has none; over a transport
 // without CallAsync they are batched per member and method; either way a
 // call alone goes at once), the owner's lease, and one
 // dispatcher. Every call's body starts with a request header (the

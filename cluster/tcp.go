@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -141,15 +142,19 @@ type TCPTransport struct {
 	handler atomic.Pointer[Handler]
 	tls     *tlsState     // nil without Security
 	hsSlots chan struct{} // a token per handshake in progress
-	count   tcpCounters
-	tasks   chan *servedTask // handlers for an idle worker (runTask)
-	idle    atomic.Int32     // workers waiting on tasks
+	// directOff: pipes run on session streams, and a direct pipe's
+	// preamble is taken for a session (a member without direct pipes;
+	// set by tests before the first call).
+	directOff bool
+	count     tcpCounters
+	tasks     chan *servedTask // handlers for an idle worker (runTask)
+	idle      atomic.Int32     // workers waiting on tasks
 
 	mu      sync.Mutex
 	closed  bool
-	peers   map[string]*peer            // outgoing connections, by address
-	inbound map[*yamux.Session]struct{} // incoming connections
-	wg      sync.WaitGroup              // every goroutine started here
+	peers   map[string]*peer       // outgoing connections, by address
+	inbound map[io.Closer]struct{} // incoming connections: sessions and direct pipes
+	wg      sync.WaitGroup         // every goroutine started here
 }
 
 var _ Transport = (*TCPTransport)(nil)
@@ -193,7 +198,7 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 		peers:   map[string]*peer{},
-		inbound: map[*yamux.Session]struct{}{},
+		inbound: map[io.Closer]struct{}{},
 		tls:     ts,
 		hsSlots: make(chan struct{}, opts.MaxHandshakes),
 		tasks:   make(chan *servedTask),
@@ -242,7 +247,7 @@ func (t *TCPTransport) Close() error {
 		return nil
 	}
 	t.closed = true
-	var sessions []*yamux.Session
+	var sessions []io.Closer
 	for _, p := range t.peers {
 		if s := p.sess.Load(); s != nil {
 			sessions = append(sessions, s)

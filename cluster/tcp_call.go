@@ -163,6 +163,32 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 		return s, nil // dialled by another caller meanwhile
 	}
 
+	conn, err := t.dialConn(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := yamux.Client(&joinedConn{Conn: conn}, t.ymx)
+	if err != nil { // only on a bad config, checked in ListenTCP
+		conn.Close()
+		return nil, unreachable(addr, err)
+	}
+	t.mu.Lock()
+	closed := t.closed
+	if !closed {
+		p.sess.Store(sess)
+	}
+	t.mu.Unlock()
+	if closed {
+		sess.Close()
+		return nil, unreachable(addr, errTransportClosed)
+	}
+	t.log.Debug("connected", "addr", addr)
+	return sess, nil
+}
+
+// dialConn connects to addr and, with Security, authenticates the
+// connection (TLS): what a session and a direct pipe both start with.
+func (t *TCPTransport) dialConn(ctx context.Context, addr string) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
 	defer cancel()
 	defer afterFunc(t.ctx, cancel)()
@@ -198,23 +224,7 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 		}
 		conn = tc
 	}
-	sess, err := yamux.Client(&joinedConn{Conn: conn}, t.ymx)
-	if err != nil { // only on a bad config, checked in ListenTCP
-		conn.Close()
-		return nil, unreachable(addr, err)
-	}
-	t.mu.Lock()
-	closed := t.closed
-	if !closed {
-		p.sess.Store(sess)
-	}
-	t.mu.Unlock()
-	if closed {
-		sess.Close()
-		return nil, unreachable(addr, errTransportClosed)
-	}
-	t.log.Debug("connected", "addr", addr)
-	return sess, nil
+	return conn, nil
 }
 
 func callErr(method, addr string, err error) error {

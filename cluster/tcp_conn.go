@@ -14,16 +14,20 @@ type TCPStats struct {
 	Writes, Frames uint64
 	// Streams is the streams opened for calls.
 	Streams uint64
+	// DirectPipes is the pipes opened on a connection of their own
+	// (tcp_direct.go), not on a session stream.
+	DirectPipes uint64
 }
 
 // tcpCounters are a transport's TCPStats.
 type tcpCounters struct {
-	writes, frames, streams atomic.Uint64
+	writes, frames, streams, direct atomic.Uint64
 }
 
 // Stats returns the transport's counts so far.
 func (t *TCPTransport) Stats() TCPStats {
-	return TCPStats{Writes: t.count.writes.Load(), Frames: t.count.frames.Load(), Streams: t.count.streams.Load()}
+	return TCPStats{Writes: t.count.writes.Load(), Frames: t.count.frames.Load(), Streams: t.count.streams.Load(),
+		DirectPipes: t.count.direct.Load()}
 }
 
 // countedConn counts the writes made on a connection.

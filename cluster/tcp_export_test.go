@@ -16,3 +16,7 @@ func SetCertAddr(t *TCPTransport, addr string) {
 	t.tls.addr, t.tls.leaf = addr, nil
 	t.tls.mu.Unlock()
 }
+
+// SetDirectOff makes t a member without direct pipes: its pipes run on
+// session streams, and it takes a direct pipe's preamble for a session.
+func SetDirectOff(t *TCPTransport) { t.directOff = true }

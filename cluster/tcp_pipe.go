@@ -5,10 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/yamux"
 )
 
 // The caller's end of a pipe (tcp_pipe_frame.go).
@@ -17,8 +16,7 @@ import (
 type pipe struct {
 	t    *TCPTransport
 	addr string
-	sess *yamux.Session
-	st   *yamux.Stream
+	st   net.Conn // a direct connection, or a session's stream
 	w    *frameWriter
 	quit chan struct{} // closed once the pipe broke
 
@@ -145,9 +143,24 @@ func (t *TCPTransport) pipeTo(ctx context.Context, addr string) (*pipe, error) {
 	if p := pr.pipe.Load(); p != nil && p.live() {
 		return p, nil // opened by another caller meanwhile
 	}
-	st, err := t.openStream(ctx, addr)
+	// The session first: it dials the peer (or finds it unreachable) and
+	// is the direct pipe's liveness.
+	sess, err := t.session(ctx, addr, pr)
 	if err != nil {
 		return nil, err
+	}
+	var st net.Conn
+	direct := !t.directOff
+	if direct {
+		if st, err = t.dialDirect(ctx, addr); err != nil {
+			t.log.Debug("pipe on a session stream", "addr", addr, "err", err)
+			direct = false
+		}
+	}
+	if !direct {
+		if st, err = t.openStream(ctx, addr); err != nil {
+			return nil, err
+		}
 	}
 	open := frameHeader{Method: pipeMethod, From: t.addr}
 	if _, _, err := writeFrame(st, &open, nil); err != nil {
@@ -167,6 +180,10 @@ func (t *TCPTransport) pipeTo(ctx context.Context, addr string) (*pipe, error) {
 	t.mu.Unlock()
 	go p.readLoop()
 	go p.writeLoop()
+	if direct {
+		t.count.direct.Add(1)
+		t.tieToSession(p, sess)
+	}
 	pr.pipe.Store(p)
 	return p, nil
 }

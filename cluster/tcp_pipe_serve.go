@@ -6,10 +6,9 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/yamux"
 )
 
 // The callee's end of a pipe (tcp_pipe_frame.go).
@@ -22,7 +21,7 @@ type servedCall struct {
 // pipeServer serves the calls of one pipe.
 type pipeServer struct {
 	t    *TCPTransport
-	st   *yamux.Stream
+	st   net.Conn
 	from string // the caller, from the connection
 	w    *frameWriter
 	quit chan struct{} // closed when the pipe ends
@@ -42,7 +41,7 @@ type pipeServer struct {
 // connection's; while none is free, the pipe is not read). stated is the
 // address the caller gave; with Security the connection's certificate
 // decides who the caller is.
-func (t *TCPTransport) servePipe(sess *yamux.Session, st *yamux.Stream, leaf *x509.Certificate, stated string, slots chan struct{}) {
+func (t *TCPTransport) servePipe(sess peerConn, st net.Conn, leaf *x509.Certificate, stated string, slots chan struct{}) {
 	sp := &pipeServer{t: t, st: st, from: t.callerAddr(leaf, stated), w: newFrameWriter(), quit: make(chan struct{}),
 		running: map[uint64]servedCall{}}
 	sp.sweep = time.AfterFunc(time.Hour, sp.sweepCalls)

@@ -38,13 +38,11 @@ func (t *TCPTransport) acceptLoop() {
 		}
 		backoff = 0
 		conn = countedConn{conn, &t.count.writes}
-		if t.tls == nil {
-			t.startSession(conn, nil)
-			continue
-		}
-		// The handshake runs on its own goroutine, bounded in time, and
-		// only so many at once: a peer that connects and says nothing
-		// holds a slot for at most HandshakeTimeout.
+		// The handshake (with Security) and the first byte (a session or
+		// a direct pipe, route) are read on a goroutine of their own,
+		// bounded in time, and only so many at once: a peer that connects
+		// and says nothing holds a slot for at most twice
+		// HandshakeTimeout.
 		select {
 		case t.hsSlots <- struct{}{}:
 		default:
@@ -55,10 +53,20 @@ func (t *TCPTransport) acceptLoop() {
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			leaf, tc := t.handshake(conn)
-			<-t.hsSlots
-			if tc != nil {
-				t.startSession(tc, leaf)
+			defer func() { <-t.hsSlots }()
+			var leaf *x509.Certificate
+			if t.tls != nil {
+				if leaf, conn = t.handshake(conn); conn == nil {
+					return
+				}
+			}
+			direct, sess, ok := t.route(conn)
+			switch {
+			case !ok:
+			case direct != nil:
+				t.serveDirect(direct, leaf)
+			default:
+				t.startSession(sess, leaf)
 			}
 		}()
 	}
@@ -249,7 +257,7 @@ func (t *TCPTransport) handle(ctx context.Context, from, method string, body []b
 // refuse handles a request that could not be read. One over the limit
 // is a protocol violation: the connection is closed, which also stops the
 // rest of the oversized request from being sent.
-func (t *TCPTransport) refuse(sess *yamux.Session, err error) {
+func (t *TCPTransport) refuse(sess peerConn, err error) {
 	if errors.Is(err, ErrTooLarge) {
 		t.log.Warn("request refused; closing the connection", "remote", sess.RemoteAddr().String(), "err", err)
 		sess.Close()

@@ -1,0 +1,179 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stowage/stowage/cluster"
+)
+
+// TestPipeOnDirectConnection: a pipe runs on a connection of its own,
+// not on a stream of the peer's session, and a second call uses the same
+// pipe.
+func TestPipeOnDirectConnection(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	b.SetHandler(echo)
+	for _, body := range []string{"x", "y"} {
+		if got, err := asyncCall(callCtx(t), a, b.Addr(), "m", []byte(body)); err != nil || string(got) != "re:"+body {
+			t.Fatalf("call: %q, %v", got, err)
+		}
+	}
+	if s := a.Stats(); s.DirectPipes != 1 || s.Streams != 0 {
+		t.Errorf("%d direct pipes and %d session streams opened, want 1 and 0", s.DirectPipes, s.Streams)
+	}
+}
+
+// TestPipeFallsBackToSessionStream: a member that does not know direct
+// pipes takes the preamble for a session's frame and closes the
+// connection; the caller's pipe then runs on a session stream, and calls
+// are answered.
+func TestPipeFallsBackToSessionStream(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	cluster.SetDirectOff(b)
+	b.SetHandler(echo)
+	if got, err := asyncCall(callCtx(t), a, b.Addr(), "m", []byte("x")); err != nil || string(got) != "re:x" {
+		t.Fatalf("call: %q, %v", got, err)
+	}
+	if s := a.Stats(); s.DirectPipes != 0 || s.Streams != 1 {
+		t.Errorf("%d direct pipes and %d session streams opened, want 0 and 1", s.DirectPipes, s.Streams)
+	}
+}
+
+// TestDropBreaksDirectPipe: dropping the peer's connection fails a call
+// waiting on its direct pipe at once (the session is the pipe's
+// liveness), and the next call opens a new pipe.
+func TestDropBreaksDirectPipe(t *testing.T) {
+	a, b := listenTCP(t, quiet), listenTCP(t, quiet)
+	release := make(chan struct{})
+	defer close(release)
+	arrived := make(chan struct{}, 1)
+	b.SetHandler(func(ctx context.Context, _, method string, body []byte) ([]byte, error) {
+		if method == "hold" {
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return body, nil
+	})
+	res := make(chan error, 1)
+	a.CallAsync(callCtx(t), b.Addr(), "hold", nil, func(_ []byte, err error) { res <- err })
+	wait(t, arrived, "the call to reach the handler")
+	a.Drop(b.Addr())
+	if err := wait(t, res, "the call to fail after Drop"); err == nil {
+		t.Fatal("a call waiting on a dropped connection succeeded")
+	}
+	if _, err := asyncCall(callCtx(t), a, b.Addr(), "m", []byte("x")); err != nil {
+		t.Fatalf("call after Drop: %v", err)
+	}
+	if n := a.Stats().DirectPipes; n != 2 {
+		t.Errorf("%d direct pipes opened, want 2 (one before Drop, one after)", n)
+	}
+}
+
+// dialDirect opens a direct pipe connection to tr by hand: the preamble,
+// then the callee's acknowledgement.
+func dialDirect(t *testing.T, tr *cluster.TCPTransport) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", tr.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.Write([]byte("STP1")); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(longStop))
+	var ack [1]byte
+	if _, err := io.ReadFull(conn, ack[:]); err != nil || ack[0] != 'K' {
+		t.Fatalf("acknowledgement %q, %v", ack[:], err)
+	}
+	return conn
+}
+
+// closedByPeer reports whether conn is closed by the other end within
+// longStop (a read returns EOF or a reset).
+func closedByPeer(conn net.Conn) bool {
+	conn.SetReadDeadline(time.Now().Add(longStop))
+	_, err := io.Copy(io.Discard, conn)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestDirectPipeRequestBoundedBeforeRead: on a direct pipe as on a
+// session stream, a frame stating a request larger than a pipe request
+// may be closes the connection before the payload is read, and no
+// handler runs.
+func TestDirectPipeRequestBoundedBeforeRead(t *testing.T) {
+	srv := listenTCP(t, quiet)
+	var served atomic.Int64
+	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
+		served.Add(1)
+		return nil, nil
+	})
+	conn := dialDirect(t, srv)
+	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
+	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
+	open = append(append(open, hdr...), 0, 0, 0, 0)
+	frame := []byte{1, 0, 0, 0, 0, 0, 0, 0, 1}
+	frame = binary.BigEndian.AppendUint32(frame, 1<<30)
+	frame = append(frame, make([]byte, 64)...)
+	_, _ = conn.Write(append(open, frame...))
+	if !closedByPeer(conn) {
+		t.Fatal("the connection stayed open after an oversized pipe frame")
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("handler ran %d times", n)
+	}
+}
+
+// TestDirectConnectionMustOpenAPipe: a direct connection whose first
+// frame is a call, not a pipe, is closed without the handler running.
+func TestDirectConnectionMustOpenAPipe(t *testing.T) {
+	srv := listenTCP(t, quiet)
+	var served atomic.Int64
+	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
+		served.Add(1)
+		return nil, nil
+	})
+	conn := dialDirect(t, srv)
+	hdr := []byte{0x81, 0xa1, 'm', 0xa1, 'x'}
+	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
+	_, _ = conn.Write(append(append(open, hdr...), 0, 0, 0, 0))
+	if !closedByPeer(conn) {
+		t.Fatal("the connection stayed open")
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("handler ran %d times", n)
+	}
+}
+
+// TestConnectionFirstBytesBounded: an unknown preamble is refused, and a
+// connection that sends nothing is closed once HandshakeTimeout passed.
+func TestConnectionFirstBytesBounded(t *testing.T) {
+	opts := quiet
+	opts.HandshakeTimeout = 200 * time.Millisecond
+	srv := listenTCP(t, opts)
+	for _, first := range []string{"SXYZ", ""} {
+		conn, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if first != "" {
+			if _, err := conn.Write([]byte(first)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !closedByPeer(conn) {
+			t.Errorf("first bytes %q: the connection stayed open", first)
+		}
+	}
+}
