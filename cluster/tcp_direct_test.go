@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,19 +112,9 @@ func closedByPeer(conn net.Conn) bool {
 // handler runs.
 func TestDirectPipeRequestBoundedBeforeRead(t *testing.T) {
 	srv := listenTCP(t, quiet)
-	var served atomic.Int64
-	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
-		served.Add(1)
-		return nil, nil
-	})
+	served := countServed(srv)
 	conn := dialDirect(t, srv)
-	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
-	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
-	open = append(append(open, hdr...), 0, 0, 0, 0)
-	frame := []byte{1, 0, 0, 0, 0, 0, 0, 0, 1}
-	frame = binary.BigEndian.AppendUint32(frame, 1<<30)
-	frame = append(frame, make([]byte, 64)...)
-	_, _ = conn.Write(append(open, frame...))
+	_, _ = conn.Write(oversizedPipeRequest())
 	if !closedByPeer(conn) {
 		t.Fatal("the connection stayed open after an oversized pipe frame")
 	}
@@ -138,11 +127,7 @@ func TestDirectPipeRequestBoundedBeforeRead(t *testing.T) {
 // frame is a call, not a pipe, is closed without the handler running.
 func TestDirectConnectionMustOpenAPipe(t *testing.T) {
 	srv := listenTCP(t, quiet)
-	var served atomic.Int64
-	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
-		served.Add(1)
-		return nil, nil
-	})
+	served := countServed(srv)
 	conn := dialDirect(t, srv)
 	hdr := []byte{0x81, 0xa1, 'm', 0xa1, 'x'}
 	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))

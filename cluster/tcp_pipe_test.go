@@ -188,11 +188,7 @@ func TestPipeDeadPeerHoldsUpNoOther(t *testing.T) {
 // payload is read, and no handler runs.
 func TestPipeRequestBoundedBeforeRead(t *testing.T) {
 	srv := listenTCP(t, quiet)
-	var served atomic.Int64
-	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
-		served.Add(1)
-		return nil, nil
-	})
+	served := countServed(srv)
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -206,16 +202,8 @@ func TestPipeRequestBoundedBeforeRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The opening frame: header {"m": "\x00pipe"} and an empty body.
-	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
-	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
-	open = append(append(open, hdr...), 0, 0, 0, 0)
-	// A request frame stating 1 GiB, of which a few bytes follow.
-	frame := []byte{1, 0, 0, 0, 0, 0, 0, 0, 1}
-	frame = binary.BigEndian.AppendUint32(frame, 1<<30)
-	frame = append(frame, make([]byte, 64)...)
 	// The callee may close the connection before the write returns.
-	_, _ = st.Write(append(open, frame...))
+	_, _ = st.Write(oversizedPipeRequest())
 	select {
 	case <-sess.CloseChan():
 	case <-time.After(longStop):
@@ -224,6 +212,28 @@ func TestPipeRequestBoundedBeforeRead(t *testing.T) {
 	if n := served.Load(); n != 0 {
 		t.Errorf("handler ran %d times", n)
 	}
+}
+
+// countServed makes tr's handler count the calls it serves.
+func countServed(tr *cluster.TCPTransport) *atomic.Int64 {
+	var served atomic.Int64
+	tr.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) {
+		served.Add(1)
+		return nil, nil
+	})
+	return &served
+}
+
+// oversizedPipeRequest is a pipe's opening frame (header
+// {"m": "\x00pipe"} and an empty body), then a request frame stating
+// 1 GiB, of which a few bytes follow.
+func oversizedPipeRequest() []byte {
+	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
+	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
+	open = append(append(open, hdr...), 0, 0, 0, 0)
+	frame := []byte{1, 0, 0, 0, 0, 0, 0, 0, 1}
+	frame = binary.BigEndian.AppendUint32(frame, 1<<30)
+	return append(append(open, frame...), make([]byte, 64)...)
 }
 
 // TestPipeSenderIsTheCertificate: on the pipe as on a call's own stream,

@@ -168,6 +168,24 @@ func (gs *gatedStore) close() (string, int64) {
 	return fmt.Sprint(gs.bc.get()), gs.s.w.delays.Load()
 }
 
+// loneAfterPair puts a, then b and c together while a syncs, then d
+// alone while b and c sync, and closes the store (close's results).
+func (gs *gatedStore) loneAfterPair() (string, int64) {
+	gs.put("a")
+	<-gs.g.entered
+	gs.put("b")
+	gs.put("c")
+	gs.waitQueued(2)
+	gs.g.pass <- struct{}{}
+	<-gs.g.entered // b and c
+	gs.put("d")
+	gs.waitQueued(1)
+	gs.g.pass <- struct{}{} // d waits for company, or not
+	<-gs.g.entered
+	gs.g.pass <- struct{}{}
+	return gs.close()
+}
+
 // Once a batch carried several callers, the next batch waits for company:
 // a caller that comes alone while a busy store syncs waits until as many
 // callers as the previous batch's are queued, and a queue that holds that
@@ -208,19 +226,7 @@ func TestBusyWritersShareSyncs(t *testing.T) {
 // lone caller after a batch of two is written alone once the delay passed.
 func TestCompanyWaitEndsAtDelay(t *testing.T) {
 	gs := openGated(t, 20*time.Millisecond)
-	gs.put("a")
-	<-gs.g.entered
-	gs.put("b")
-	gs.put("c")
-	gs.waitQueued(2)
-	gs.g.pass <- struct{}{}
-	<-gs.g.entered // b and c
-	gs.put("d")
-	gs.waitQueued(1)
-	gs.g.pass <- struct{}{} // d waits for company that never comes
-	<-gs.g.entered
-	gs.g.pass <- struct{}{}
-	batches, waits := gs.close()
+	batches, waits := gs.loneAfterPair()
 	if want := "[1 2 1]"; batches != want {
 		t.Errorf("batches of %s records, want %s", batches, want)
 	}
@@ -232,19 +238,7 @@ func TestCompanyWaitEndsAtDelay(t *testing.T) {
 // A negative delay turns the wait off: the same callers never wait.
 func TestNegativeCommitDelayNeverWaits(t *testing.T) {
 	gs := openGated(t, -1)
-	gs.put("a")
-	<-gs.g.entered
-	gs.put("b")
-	gs.put("c")
-	gs.waitQueued(2)
-	gs.g.pass <- struct{}{}
-	<-gs.g.entered
-	gs.put("d")
-	gs.waitQueued(1)
-	gs.g.pass <- struct{}{}
-	<-gs.g.entered
-	gs.g.pass <- struct{}{}
-	batches, waits := gs.close()
+	batches, waits := gs.loneAfterPair()
 	if want := "[1 2 1]"; batches != want {
 		t.Errorf("batches of %s records, want %s", batches, want)
 	}
