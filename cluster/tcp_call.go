@@ -176,6 +176,15 @@ func (t *TCPTransport) session(ctx context.Context, addr string, p *peer) (*yamu
 	closed := t.closed
 	if !closed {
 		p.sess.Store(sess)
+		// The session's first frame, at once: the callee closes a
+		// connection that says nothing within HandshakeTimeout (route),
+		// and a session whose only user is a direct pipe opens no stream.
+		// The answer is not awaited; keep-alive judges the peer.
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			_, _ = sess.Ping()
+		}()
 	}
 	t.mu.Unlock()
 	if closed {

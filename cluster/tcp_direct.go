@@ -23,8 +23,10 @@ import (
 // keep-alive, Close) the direct pipe is broken with it.
 
 // directPreamble opens a direct pipe connection. Its first byte is not
-// 0, the version byte that begins every frame of a session.
-var directPreamble = [4]byte{'S', 'T', 'P', '1'}
+// 0, the version byte that begins every frame of a session, and it is as
+// long as a session's frame header, so that a member that takes it for
+// one reads all of it and refuses it at once.
+var directPreamble = [yamuxHeaderSize]byte{'S', 'T', 'O', 'W', 'A', 'G', 'E', '-', 'P', 'I', 'P', 'E'}
 
 // directAck is the callee's answer to directPreamble.
 const directAck = 'K'
@@ -39,16 +41,32 @@ func (t *TCPTransport) dialDirect(ctx context.Context, addr string) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	conn.SetDeadline(time.Now().Add(t.opts.HandshakeTimeout))
+	// The acknowledgement comes within HandshakeTimeout, and the wait
+	// ends with ctx or the transport.
+	deadline := time.Now().Add(t.opts.HandshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	conn.SetDeadline(deadline)
+	abort := func() { conn.SetDeadline(longAgo) }
+	stopCtx, stopT := context.AfterFunc(ctx, abort), context.AfterFunc(t.ctx, abort)
 	var ack [1]byte
 	if _, err = conn.Write(directPreamble[:]); err == nil {
 		_, err = io.ReadFull(conn, ack[:])
 	}
+	ctxRan, tRan := !stopCtx(), !stopT()
+	stopped := !ctxRan && !tRan
 	if err == nil && ack[0] != directAck {
 		err = fmt.Errorf("answered %q", ack[0])
 	}
+	if err == nil && !stopped {
+		err = errors.New("cut off")
+	}
 	if err != nil {
 		conn.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("direct pipe to %s: %w", addr, err)
 	}
 	conn.SetDeadline(time.Time{})
@@ -111,7 +129,7 @@ func (t *TCPTransport) route(conn net.Conn) (direct *directConn, session net.Con
 		return nil, &prefixedConn{Conn: conn, prefix: first[:]}, true
 	}
 	var rest [len(directPreamble) - 1]byte
-	if _, err := io.ReadFull(conn, rest[:]); err != nil || [4]byte{first[0], rest[0], rest[1], rest[2]} != directPreamble {
+	if _, err := io.ReadFull(conn, rest[:]); err != nil || first[0] != directPreamble[0] || [len(rest)]byte(directPreamble[1:]) != rest {
 		t.log.Warn("member connection refused: an unknown preamble", "remote", conn.RemoteAddr().String())
 		conn.Close()
 		return nil, nil, false

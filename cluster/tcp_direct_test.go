@@ -28,6 +28,26 @@ func TestPipeOnDirectConnection(t *testing.T) {
 	}
 }
 
+// TestIdlePipeOutlivesHandshakeTimeout: a pipe and its session left
+// idle for longer than the callee's first-bytes timeout stay open: the
+// session said its first frame when it was dialled, and the next call
+// uses the same pipe.
+func TestIdlePipeOutlivesHandshakeTimeout(t *testing.T) {
+	opts := quiet
+	opts.HandshakeTimeout = 100 * time.Millisecond
+	a, b := listenTCP(t, opts), listenTCP(t, opts)
+	b.SetHandler(echo)
+	for i := range 2 {
+		if got, err := asyncCall(callCtx(t), a, b.Addr(), "m", []byte("x")); err != nil || string(got) != "re:x" {
+			t.Fatalf("call %d: %q, %v", i, got, err)
+		}
+		time.Sleep(5 * opts.HandshakeTimeout)
+	}
+	if n := a.Stats().DirectPipes; n != 1 {
+		t.Errorf("%d direct pipes opened for two calls on an idle pipe, want 1", n)
+	}
+}
+
 // TestPipeFallsBackToSessionStream: a member that does not know direct
 // pipes takes the preamble for a session's frame and closes the
 // connection; the caller's pipe then runs on a session stream, and calls
@@ -86,7 +106,7 @@ func dialDirect(t *testing.T, tr *cluster.TCPTransport) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if _, err := conn.Write([]byte("STP1")); err != nil {
+	if _, err := conn.Write([]byte("STOWAGE-PIPE")); err != nil {
 		t.Fatal(err)
 	}
 	conn.SetReadDeadline(time.Now().Add(longStop))
@@ -146,7 +166,7 @@ func TestConnectionFirstBytesBounded(t *testing.T) {
 	opts := quiet
 	opts.HandshakeTimeout = 200 * time.Millisecond
 	srv := listenTCP(t, opts)
-	for _, first := range []string{"SXYZ", ""} {
+	for _, first := range []string{"STOWAGE-PIPX", ""} {
 		conn, err := net.Dial("tcp", srv.Addr())
 		if err != nil {
 			t.Fatal(err)

@@ -153,6 +153,9 @@ func (t *TCPTransport) pipeTo(ctx context.Context, addr string) (*pipe, error) {
 	direct := !t.directOff
 	if direct {
 		if st, err = t.dialDirect(ctx, addr); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
 			t.log.Debug("pipe on a session stream", "addr", addr, "err", err)
 			direct = false
 		}

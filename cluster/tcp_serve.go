@@ -38,24 +38,26 @@ func (t *TCPTransport) acceptLoop() {
 		}
 		backoff = 0
 		conn = countedConn{conn, &t.count.writes}
-		// The handshake (with Security) and the first byte (a session or
-		// a direct pipe, route) are read on a goroutine of their own,
-		// bounded in time, and only so many at once: a peer that connects
-		// and says nothing holds a slot for at most twice
-		// HandshakeTimeout.
-		select {
-		case t.hsSlots <- struct{}{}:
-		default:
-			t.log.Warn("too many connections awaiting authentication; closing one", "remote", conn.RemoteAddr().String())
-			conn.Close()
-			continue
+		// The first byte (a session or a direct pipe, route) is read on a
+		// goroutine of its own, within HandshakeTimeout. With Security the
+		// TLS handshake comes first, bounded in time, and only so many
+		// handshakes at once: a peer that connects and says nothing holds
+		// a slot for at most twice HandshakeTimeout.
+		if t.tls != nil {
+			select {
+			case t.hsSlots <- struct{}{}:
+			default:
+				t.log.Warn("too many connections awaiting authentication; closing one", "remote", conn.RemoteAddr().String())
+				conn.Close()
+				continue
+			}
 		}
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			defer func() { <-t.hsSlots }()
 			var leaf *x509.Certificate
 			if t.tls != nil {
+				defer func() { <-t.hsSlots }()
 				if leaf, conn = t.handshake(conn); conn == nil {
 					return
 				}
