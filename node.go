@@ -370,7 +370,7 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 			seg, _ = strconv.ParseInt(v, 10, 64) // validated by config
 		}
 		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
-		delay, _, _ := ms.CommitDelay() // validated by config
+		delay, _ := ms.CommitDelay() // validated by config
 		st, err := filestore.Open(ctx, filestore.Options{
 			FS: sub, Backend: f, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
 			CommitDelay: delay,

@@ -54,12 +54,13 @@ func (t *TCPTransport) dialDirect(ctx context.Context, addr string) (net.Conn, e
 	if _, err = conn.Write(directPreamble[:]); err == nil {
 		_, err = io.ReadFull(conn, ack[:])
 	}
-	ctxRan, tRan := !stopCtx(), !stopT()
-	stopped := !ctxRan && !tRan
-	if err == nil && ack[0] != directAck {
+	// Both stop: neither abort ran, so the deadline is still ours.
+	ctxStopped, tStopped := stopCtx(), stopT()
+	switch {
+	case err != nil:
+	case ack[0] != directAck:
 		err = fmt.Errorf("answered %q", ack[0])
-	}
-	if err == nil && !stopped {
+	case !ctxStopped || !tStopped:
 		err = errors.New("cut off")
 	}
 	if err != nil {

@@ -296,24 +296,25 @@ const KeyCommitDelay = "stowage.commit-delay"
 // MaxCommitDelay is the longest commit delay a map store may be given.
 const MaxCommitDelay = 100 * time.Millisecond
 
-// CommitDelay is properties.stowage.commit-delay: 0 and false when unset,
-// a negative duration when set to 0 (never wait), else the duration.
-func (m MapStoreConfig) CommitDelay() (time.Duration, bool, error) {
+// CommitDelay is properties.stowage.commit-delay as the file store takes
+// it: 0 when unset (its default), a negative duration when set to 0
+// (never wait), else the duration.
+func (m MapStoreConfig) CommitDelay() (time.Duration, error) {
 	s := m.Properties.Get(KeyCommitDelay, "")
 	if s == "" {
-		return 0, false, nil
+		return 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if s == "0" {
 		d, err = 0, nil
 	}
 	if err != nil || d < 0 || d > MaxCommitDelay {
-		return 0, false, &Error{Key: KeyCommitDelay, Err: kinded(ErrInvalid, fmt.Sprintf("%q is not a duration from 0 to %v (e.g. 2ms)", s, MaxCommitDelay))}
+		return 0, &Error{Key: KeyCommitDelay, Err: kinded(ErrInvalid, fmt.Sprintf("%q is not a duration from 0 to %v (e.g. 2ms)", s, MaxCommitDelay))}
 	}
 	if d == 0 {
 		d = -1
 	}
-	return d, true, nil
+	return d, nil
 }
 
 // DefaultCheckpointNamespace is SeaTunnel's default checkpoint namespace.

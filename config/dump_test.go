@@ -153,9 +153,9 @@ func TestCommitDelayAccessor(t *testing.T) {
 		{"2", 0, false, false},
 	} {
 		ms := config.MapStoreConfig{Properties: map[string]string{config.KeyCommitDelay: tc.v}}
-		d, set, err := ms.CommitDelay()
-		if d != tc.want || set != tc.set || (err == nil) != tc.ok {
-			t.Errorf("CommitDelay(%q) = %v, %v, %v", tc.v, d, set, err)
+		d, err := ms.CommitDelay()
+		if d != tc.want || (err == nil) != tc.ok {
+			t.Errorf("CommitDelay(%q) = %v, %v", tc.v, d, err)
 		}
 		if err != nil && (!errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), config.KeyCommitDelay)) {
 			t.Errorf("CommitDelay(%q) error %v", tc.v, err)

@@ -333,7 +333,7 @@ func (v *validator) mapStore(key string, ms *MapStoreConfig) {
 				v.add(pk+"block.size", "%s", ce.Err.Error())
 			}
 		}
-		if _, _, err := ms.CommitDelay(); err != nil {
+		if _, err := ms.CommitDelay(); err != nil {
 			var ce *Error
 			if errors.As(err, &ce) {
 				v.add(pk+KeyCommitDelay, "%s", ce.Err.Error())
