@@ -155,14 +155,14 @@ func (cb *clusterBench) throughput(ctx context.Context, client *http.Client, res
 		}
 		cb.say("cluster: write-through round %d of %d: one member ...", r+1, rounds)
 		cpu0 := benchProcessCPU(one)
-		a, err := benchPuts(ctx, client, benchAddrs(one), nil, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
+		a, err := benchPuts(ctx, client, benchAddrs(one), nil, benchMap, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
 		if err != nil {
 			return cb.withLogs(ctx, fmt.Errorf("one member: %w", err), one)
 		}
 		oneCPU += benchProcessCPU(one) - cpu0
 		cb.say("cluster: write-through round %d of %d: 3 members ...", r+1, rounds)
 		cpu0 = benchProcessCPU(three)
-		b, err := benchPuts(ctx, client, benchAddrs(three), nil, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
+		b, err := benchPuts(ctx, client, benchAddrs(three), nil, benchMap, fmt.Sprintf("r%d", r), cb.writers, n, cb.valueSize)
 		if err != nil {
 			return cb.withLogs(ctx, fmt.Errorf("3 members: %w", err), three)
 		}
@@ -343,7 +343,12 @@ func (e *benchPutError) Unwrap() error { return e.Err }
 // benchPut writes value under key through the member at addr; nil means
 // acknowledged (durable and replicated), else a *benchPutError.
 func benchPut(ctx context.Context, client *http.Client, addr, key string, value []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/maps/"+benchMap+"/entries/"+key, bytes.NewReader(value))
+	return benchPutIn(ctx, client, addr, benchMap, key, value)
+}
+
+// benchPutIn is benchPut on map mapName.
+func benchPutIn(ctx context.Context, client *http.Client, addr, mapName, key string, value []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/v1/maps/"+mapName+"/entries/"+key, bytes.NewReader(value))
 	if err != nil {
 		return err
 	}
@@ -362,11 +367,12 @@ func benchPut(ctx context.Context, client *http.Client, addr, key string, value 
 }
 
 // benchPuts measures puts/s of writers goroutines, n puts of valueSize
-// bytes each on keys of their own (named after prefix), writer w going
+// bytes each on keys of their own (named after prefix) in map mapName,
+// writer w going
 // through addrs[w%len], or, with route, through the member route gives
 // for the key (benchRoute). One put per writer first creates the map and
 // the connections, untimed.
-func benchPuts(ctx context.Context, client *http.Client, addrs []string, route func(key, fallback string) string, prefix string, writers, n, valueSize int) (float64, error) {
+func benchPuts(ctx context.Context, client *http.Client, addrs []string, route func(key, fallback string) string, mapName, prefix string, writers, n, valueSize int) (float64, error) {
 	at := func(w int, key string) string {
 		if route != nil {
 			return route(key, addrs[w%len(addrs)])
@@ -401,7 +407,7 @@ func benchPuts(ctx context.Context, client *http.Client, addrs []string, route f
 	}
 	if err := phase(func(w int) error {
 		key := fmt.Sprintf("warm-%03d", w)
-		return benchPut(ctx, client, at(w, key), key, value)
+		return benchPutIn(ctx, client, at(w, key), mapName, key, value)
 	}); err != nil {
 		return 0, err
 	}
@@ -409,7 +415,7 @@ func benchPuts(ctx context.Context, client *http.Client, addrs []string, route f
 	if err := phase(func(w int) error {
 		for i := range n {
 			key := fmt.Sprintf("%s-w%03d-%07d", prefix, w, i)
-			if err := benchPut(ctx, client, at(w, key), key, value); err != nil {
+			if err := benchPutIn(ctx, client, at(w, key), mapName, key, value); err != nil {
 				return err
 			}
 		}

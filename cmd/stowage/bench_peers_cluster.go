@@ -37,7 +37,7 @@ var hzJVMFlags = []string{"--add-modules", "java.se",
 type clusterRow struct {
 	System  string  `json:"system"` // "hazelcast" or "stowage"
 	Members int     `json:"members"`
-	Kind    string  `json:"kind"` // how stowage was driven: "embedded" (in memory), "embedded-wt" (write-through), "http" or "http-routed" (each put to its owner); "client" for Hazelcast
+	Kind    string  `json:"kind"` // how stowage was driven: "embedded" (in memory), "embedded-wt" (write-through), "http" or "http-routed" (each put to its owner), "http-mem" and "http-routed-mem" the same in memory; "client" for Hazelcast
 	Round   int     `json:"round"`
 	Puts    int     `json:"puts"`
 	PerSec  float64 `json:"puts_per_sec"`
@@ -264,26 +264,33 @@ func (p *peersBench) stowageClusterRows(ctx context.Context, dir string, round, 
 	defer cb.killEach(ms)
 	client := benchClient(cb.writers)
 	defer client.CloseIdleConnections()
-	// The same members twice: writer w through member w mod 3 (about 2/3
-	// of puts forwarded to their owner), then each put sent to its owner
-	// (the table from GET /v1/status, as Hazelcast's smart client does).
-	for _, routed := range []bool{false, true} {
-		var route func(key, fallback string) string
-		kind, prefix := "http", fmt.Sprintf("r%d", round)
-		if routed {
-			p.say("peers: round %d: stowage, 3 member processes over HTTP, each put to its owner ...", round)
-			if route, err = benchRoute(ctx, client, benchAddrs(ms)); err != nil {
-				return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+	// The same members four times: writer w through member w mod 3
+	// (about 2/3 of puts forwarded to their owner), then each put sent to
+	// its owner (the table from GET /v1/status, as Hazelcast's smart
+	// client does); each on the write-through map, then on a map in
+	// memory, as Hazelcast's members hold theirs.
+	var route func(key, fallback string) string
+	for _, h := range []struct {
+		kind, mapName string
+		routed        bool
+	}{{"http", benchMap, false}, {"http-routed", benchMap, true}, {"http-mem", benchMemMap, false}, {"http-routed-mem", benchMemMap, true}} {
+		p.say("peers: round %d: stowage, 3 member processes over HTTP, %s ...", round, kindWhat(h.kind))
+		var to func(key, fallback string) string
+		if h.routed {
+			if route == nil {
+				if route, err = benchRoute(ctx, client, benchAddrs(ms)); err != nil {
+					return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+				}
 			}
-			kind, prefix = "http-routed", prefix+"-routed"
+			to = route
 		}
 		cpu0 := benchProcessCPU(ms)
-		rate, err := benchPuts(ctx, client, benchAddrs(ms), route, prefix, cb.writers, cb.perWriter, cb.valueSize)
+		rate, err := benchPuts(ctx, client, benchAddrs(ms), to, h.mapName, fmt.Sprintf("r%d-%s", round, h.kind), cb.writers, cb.perWriter, cb.valueSize)
 		if err != nil {
-			return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes: %w", err), ms)
+			return rows, cb.withLogs(ctx, fmt.Errorf("3 member processes, %s: %w", h.kind, err), ms)
 		}
 		cpu := benchProcessCPU(ms) - cpu0
-		row := clusterRow{System: "stowage", Members: 3, Kind: kind, Round: round, Puts: n, PerSec: rate}
+		row := clusterRow{System: "stowage", Members: 3, Kind: h.kind, Round: round, Puts: n, PerSec: rate}
 		if cpu0 >= 0 && cpu >= 0 {
 			row.CPUUS = float64(cpu.Microseconds()) / float64(n)
 		}
@@ -366,11 +373,11 @@ func clusterRatios(all []clusterRow) []clusterRatio {
 			continue
 		}
 		label := fmt.Sprintf("%d member(s) embedded, %s", k.members, kindWhat(k.kind))
-		switch k.kind {
-		case "http":
-			label = fmt.Sprintf("%d member processes over HTTP, %s", k.members, kindWhat(k.kind))
-		case "http-routed":
+		switch {
+		case strings.HasPrefix(k.kind, "http-routed"):
 			label = fmt.Sprintf("%d member processes over HTTP to the owner, %s", k.members, kindWhat(k.kind))
+		case strings.HasPrefix(k.kind, "http"):
+			label = fmt.Sprintf("%d member processes over HTTP, %s", k.members, kindWhat(k.kind))
 		}
 		out = append(out, clusterRatio{Label: label, Members: k.members,
 			PerSec: midMedian(rate[k]), HzPerSec: midMedian(rate[hz]), CPUUS: midMedian(cpu[k]), HzCPUUS: midMedian(cpu[hz])})
@@ -395,11 +402,12 @@ func printClusterRatios(w io.Writer, all []clusterRow) {
 }
 
 // kindWhat says what a stowage row kind stores: "embedded" runs a map
-// in memory, "embedded-wt" one that writes through to local disk, and
-// the "http" members write through too ("http-routed": each put sent to
-// its partition's owner).
+// in memory, "embedded-wt" one that writes through to local disk; the
+// "http" members write through too and "http-mem" hold the map in memory
+// ("http-routed", "http-routed-mem": each put sent to its partition's
+// owner).
 func kindWhat(kind string) string {
-	if kind == "embedded" {
+	if kind == "embedded" || strings.HasSuffix(kind, "-mem") {
 		return "in memory"
 	}
 	return "write-through to local disk"

@@ -62,6 +62,8 @@ func TestClusterRatios(t *testing.T) {
 		{System: "stowage", Kind: "embedded-wt", Members: 3, Round: 1, PerSec: 45, CPUUS: 50},
 		{System: "stowage", Kind: "http", Members: 3, Round: 1, PerSec: 30, CPUUS: 100},
 		{System: "stowage", Kind: "http-routed", Members: 3, Round: 1, PerSec: 40, CPUUS: 90},
+		{System: "stowage", Kind: "http-mem", Members: 3, Round: 1, PerSec: 50, CPUUS: 80},
+		{System: "stowage", Kind: "http-routed-mem", Members: 3, Round: 1, PerSec: 55, CPUUS: 70},
 		// Round 2, and a round 3 so that the median is the middle one.
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 2, PerSec: 300, CPUUS: 20},
 		{System: "stowage", Kind: "embedded", Members: 1, Round: 3, PerSec: 200, CPUUS: 30},
@@ -69,8 +71,8 @@ func TestClusterRatios(t *testing.T) {
 		{System: "hazelcast", Kind: "client", Members: 1, Round: 3, PerSec: 60, CPUUS: 50},
 	}
 	got := clusterRatios(rows)
-	if len(got) != 5 {
-		t.Fatalf("clusterRatios: %d rows, want 5: %+v", len(got), got)
+	if len(got) != 7 {
+		t.Fatalf("clusterRatios: %d rows, want 7: %+v", len(got), got)
 	}
 	one := got[0]
 	if one.Members != 1 || one.PerSec != 200 || one.HzPerSec != 60 || one.CPUUS != 20 || one.HzCPUUS != 50 {
@@ -90,6 +92,12 @@ func TestClusterRatios(t *testing.T) {
 	}
 	if got[4].PerSec != 40 || got[4].Label != "3 member processes over HTTP to the owner, write-through to local disk" {
 		t.Errorf("3 over HTTP to the owner: %+v", got[4])
+	}
+	if got[5].PerSec != 50 || got[5].CPUUS != 80 || got[5].Label != "3 member processes over HTTP, in memory" {
+		t.Errorf("3 over HTTP in memory: %+v", got[5])
+	}
+	if got[6].PerSec != 55 || got[6].HzPerSec != 20 || got[6].Label != "3 member processes over HTTP to the owner, in memory" {
+		t.Errorf("3 over HTTP to the owner in memory: %+v", got[6])
 	}
 	var out bytes.Buffer
 	printClusterRatios(&out, rows)
