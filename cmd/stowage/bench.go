@@ -53,7 +53,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writeOnly := fl.Bool("write-only", false, "run only the local write-through measurements (raw group commit, stowage, interleaved --rounds times)")
 	rounds := fl.Int("rounds", 3, "interleaved rounds of write-through against the raw group commit and of the EAGER load against the raw read + CRC on local disk; the ratio printed is the median of the rounds")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
-	peersCluster := fl.Bool("peers-cluster", false, "with --peers: run the cluster ceiling instead, Hazelcast 5.7.0 (no map store, backup-count 1, 1 and 3 member JVMs, its Java client with 64 writers) beside stowage's embedded in-memory members and 3 member processes over HTTP, puts/s and CPU per put")
+	peersCluster := fl.Bool("peers-cluster", false, "with --peers: run the cluster ceiling instead, Hazelcast 5.7.0 (no map store, backup-count 1, 1 and 3 member JVMs, its Java client with 64 writers) beside stowage's embedded members (in memory and write-through) and 3 member processes over HTTP (write-through and in memory), puts/s and CPU per put")
 	peersMapStore := fl.Bool("peers-mapstore", false, "with --peers: run Hazelcast 5.7.0 with a MapStore over SeaTunnel's imap-storage-file 2.3.8 (as SeaTunnel's FileMapStore, write-through, EAGER) instead: one writer and 64, EAGER load, disk/live after 10 overwrites, beside stowage and that storage called directly")
 	peersPuts := fl.Int("peers-puts", 100_000, "with --peers-cluster: timed puts of each row (default 10,000 with --quick)")
 	if err := fl.Parse(args); err != nil {
