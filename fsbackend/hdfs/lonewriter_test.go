@@ -97,8 +97,8 @@ func TestRealMapStoreLoneWriterOneFile(t *testing.T) {
 	}
 	t.Logf("%d puts: %d log files created, %d syncs", puts, creates, syncs)
 	// A second idle on a busy machine may finish a file once or twice.
-	if creates > 3*filestore.OpenLanes {
-		t.Errorf("%d puts by one writer created %d log files, want one open file per lane (at most %d)", puts, creates, 3*filestore.OpenLanes)
+	if creates > 3*filestore.DefaultOpenFiles {
+		t.Errorf("%d puts by one writer created %d log files, want one open file per lane (at most %d)", puts, creates, 3*filestore.DefaultOpenFiles)
 	}
 	if syncs < puts {
 		t.Errorf("%d puts made durable by %d syncs, want one per put", puts, syncs)
@@ -203,8 +203,8 @@ func TestRealMapStoreLoneWriterSIGKILL(t *testing.T) {
 			t.Logf("%s: %d bytes listed", fi.Name, fi.Size)
 		}
 	}
-	if logs > 3*filestore.OpenLanes {
-		t.Errorf("the lone writer left %d log files, want its open files, one per lane (at most %d)", logs, 3*filestore.OpenLanes)
+	if logs > 3*filestore.DefaultOpenFiles {
+		t.Errorf("the lone writer left %d log files, want its open files, one per lane (at most %d)", logs, 3*filestore.DefaultOpenFiles)
 	}
 	var tails atomic.Int64
 	s, err := filestore.Open(context.Background(), filestore.Options{FS: sub, Partitions: loneParts,

@@ -93,7 +93,8 @@ func TestRealMapStoreManyWritersChild(t *testing.T) {
 	}
 	c := &inflightFS{FS: sub, report: func(n int64) { say("inflight %d", n) }}
 	ctx := context.Background()
-	s, err := filestore.Open(ctx, filestore.Options{FS: c, Partitions: loneParts})
+	// Two open files, so that two Syncs are in flight at once.
+	s, err := filestore.Open(ctx, filestore.Options{FS: c, Partitions: loneParts, OpenFiles: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestRealMapStoreManyWritersChild(t *testing.T) {
 }
 
 // TestRealMapStoreManyWritersSIGKILL: a process whose manyWriters
-// goroutines put keys into the open log files, with several Syncs in
+// goroutines put keys into two open log files, with several Syncs in
 // flight at once (counted in the process), is killed with SIGKILL; a new
 // store (a new run, the dead run's files still under construction) loads
 // every acknowledged put.
@@ -254,7 +255,7 @@ func TestRealMapStoreManyWritersFsyncCount(t *testing.T) {
 		c := &syncCountFS{FS: f}
 		ctx := context.Background()
 		before := settledActivity(t, httpAddr)
-		s, err := filestore.Open(ctx, filestore.Options{FS: c, Partitions: loneParts})
+		s, err := filestore.Open(ctx, filestore.Options{FS: c, Partitions: loneParts, OpenFiles: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

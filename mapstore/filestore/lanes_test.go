@@ -101,13 +101,13 @@ func (w *overlapWriter) Sync() error {
 // Truncate hides memfs's: HDFS writers cannot truncate.
 func (w *overlapWriter) Truncate(int64) error { return fsbackend.ErrUnsupported }
 
-// Many writers on a SyncOpen back end keep several Syncs in flight at
-// once, each on a different open file (one per lane), never two on one
-// file; every acknowledged put loads back.
+// Many writers on a SyncOpen back end with two open files keep several
+// Syncs in flight at once, each on a different open file (one per lane),
+// never two on one file; every acknowledged put loads back.
 func TestOpenFileLanesSyncInParallel(t *testing.T) {
 	f := newOverlapFS()
 	ctx := context.Background()
-	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: parts})
+	s, err := filestore.Open(ctx, filestore.Options{FS: f, Partitions: parts, OpenFiles: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

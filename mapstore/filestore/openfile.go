@@ -9,7 +9,7 @@ import (
 
 // The open log files, on back ends with SyncOpen (HDFS): a request of at
 // most openBatchMax bytes whose records all belong to one lane of
-// partitions (partition modulo OpenLanes) is appended to that lane's log
+// partitions (partition modulo Options.OpenFiles) is appended to that lane's log
 // file, kept open and made durable by Writer.Sync (an hsync of the
 // DataNode pipeline), instead of being a new file: a lone writer, one put
 // after another, then pays one pipeline round trip and one DataNode sync

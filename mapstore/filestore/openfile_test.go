@@ -77,7 +77,7 @@ func TestOpenFileLoneWriter(t *testing.T) {
 	for i := range 50 {
 		seq++
 		key := fmt.Sprint("k", i)
-		lanes[keyhash.Partition([]byte(key), parts)%filestore.OpenLanes] = true
+		lanes[keyhash.Partition([]byte(key), parts)%filestore.DefaultOpenFiles] = true
 		if err := openPut(ctx, s, key, seq, []byte("value")); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestOpenFileManyWriters(t *testing.T) {
 	if n != 16*30 {
 		t.Fatalf("loaded %d entries, want %d", n, 16*30)
 	}
-	if y, c := f.syncs.Load(), f.creates.Load(); y == 0 || c > filestore.OpenLanes {
+	if y, c := f.syncs.Load(), f.creates.Load(); y == 0 || c > filestore.DefaultOpenFiles {
 		t.Fatalf("16 writers: %d syncs, %d log files created; want the open files synced, one per lane at most", y, c)
 	}
 }

@@ -82,14 +82,22 @@ type Options struct {
 	// earlier batch's are durable (default 8; 1 writes one at a time).
 	// Local disk appends every batch to one segment, one at a time.
 	MaxInFlight int
-	// CommitDelay bounds how long the group committer of a DurableAppend
-	// back end (local disk) waits for more callers before it writes and
-	// syncs a batch (0: DefaultCommitDelay; negative: never). It waits
+	// CommitDelay bounds how long the group committer waits for more
+	// callers before it writes and syncs a batch (0: DefaultCommitDelay;
+	// negative: never). On a DurableAppend back end (local disk) it waits
 	// only when the previous batch carried several callers, and only until
-	// as many are queued again: a lone writer's put is written at once,
-	// and so is a batch whose callers are all queued already. Measured in
-	// bench/README.md ("Group commit: a delay for company").
+	// as many are queued again; on the open files of a SyncOpen back end
+	// (HDFS) until the callers of its last batch and those queued behind
+	// it are back, and never longer than that batch took to sync. A lone
+	// writer's put is written at once, and so is a batch whose callers
+	// are all queued already. Measured in bench/README.md ("Group commit:
+	// a delay for company", "HDFS: one open file that waits for company").
 	CommitDelay time.Duration
+	// OpenFiles is how many log files a store keeps open at once on a
+	// SyncOpen back end (HDFS), each for the partitions equal to its index
+	// modulo OpenFiles, each with its own group commit and sync (0:
+	// DefaultOpenFiles; at most MaxOpenFiles). See lanes.go.
+	OpenFiles int
 	// OnBatch, if set, is called after each group-commit batch.
 	OnBatch func(records, bytes int, took time.Duration, err error)
 }
@@ -212,6 +220,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.SegmentSize <= 0 {
 		opts.SegmentSize = 64 << 20
 	}
+	if opts.OpenFiles <= 0 {
+		opts.OpenFiles = DefaultOpenFiles
+	}
+	opts.OpenFiles = min(opts.OpenFiles, MaxOpenFiles)
 	if opts.SnapshotRetain <= 0 {
 		opts.SnapshotRetain = 1
 	}

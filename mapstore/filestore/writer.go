@@ -47,7 +47,7 @@ type writer struct {
 	// syncOpen: the back end has SyncOpen, and small requests are
 	// appended to open files, one per lane of partitions (see lanes.go).
 	syncOpen bool
-	lanes    [OpenLanes]*lane // started on first use (under mu)
+	lanes    []*lane // Options.OpenFiles of them, each started on first use (under mu)
 	lanesRun sync.WaitGroup
 	openSegs atomic.Int32 // segments open (syncOpen)
 	idle     *time.Timer  // finishes the open files when idle (flusher goroutine)
@@ -87,6 +87,9 @@ func newWriter(s *Store) *writer {
 	w := &writer{s: s, append: caps.DurableAppend, syncOpen: !caps.DurableAppend && caps.SyncOpen,
 		company: make(chan struct{}, 1)}
 	w.cond = sync.NewCond(&w.mu)
+	if w.syncOpen {
+		w.lanes = make([]*lane, s.opts.OpenFiles)
+	}
 	w.delay = s.opts.CommitDelay
 	if w.delay == 0 {
 		w.delay = DefaultCommitDelay
@@ -198,7 +201,12 @@ func (w *writer) header() []byte {
 func (w *writer) flush(batch []*request) { w.flushSeg(&w.seg, batch) }
 
 // flushSeg appends batch to sg, makes it durable and acknowledges it.
-func (w *writer) flushSeg(sg *openSeg, batch []*request) {
+func (w *writer) flushSeg(sg *openSeg, batch []*request) { w.flushSegThen(sg, batch, nil) }
+
+// flushSegThen is flushSeg calling beforeAck, if not nil, once the batch
+// is durable and before its callers learn it; it reports whether the
+// batch was written and synced without error.
+func (w *writer) flushSegThen(sg *openSeg, batch []*request, beforeAck func()) bool {
 	start := time.Now()
 	sg.buf = sg.buf[:0]
 	n, roll := 0, false
@@ -214,7 +222,7 @@ func (w *writer) flushSeg(sg *openSeg, batch []*request) {
 		for _, r := range batch {
 			r.done <- nil
 		}
-		return
+		return false
 	}
 	name, err := w.write(sg, sg.buf)
 	if err == nil {
@@ -222,6 +230,9 @@ func (w *writer) flushSeg(sg *openSeg, batch []*request) {
 	}
 	if w.s.opts.OnBatch != nil {
 		w.s.opts.OnBatch(n, len(sg.buf), time.Since(start), err)
+	}
+	if beforeAck != nil {
+		beforeAck()
 	}
 	for _, r := range batch {
 		r.done <- err
@@ -235,6 +246,7 @@ func (w *writer) flushSeg(sg *openSeg, batch []*request) {
 	if err == nil && w.segmentDone(sg) {
 		w.roll(sg)
 	}
+	return err == nil
 }
 
 // write appends b to sg, makes it durable and returns the segment's name.
