@@ -287,10 +287,10 @@ func (m MapStoreConfig) BlockSize() (int64, error) {
 	return n, nil
 }
 
-// KeyCommitDelay is the map-store property that bounds how long a local
-// disk's group commit waits for more writers before it syncs a batch: a
-// Go duration from 0 (never wait) to MaxCommitDelay; unset, the file
-// store's default.
+// KeyCommitDelay is the map-store property that bounds how long the
+// group commit of a local disk, or of HDFS's open log file, waits for more
+// writers before it syncs a batch: a Go duration from 0 (never wait) to
+// MaxCommitDelay; unset, the file store's default.
 const KeyCommitDelay = "stowage.commit-delay"
 
 // MaxCommitDelay is the longest commit delay a map store may be given.
