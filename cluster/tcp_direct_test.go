@@ -182,3 +182,38 @@ func TestConnectionFirstBytesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestStalledPeerEndsDirectPipe: a peer that sends calls on a direct pipe
+// and never reads the answers does not hold the callee's writer (and the
+// pipe's handlers) for as long as TCP retries: once a write made no way
+// for ConnectionWriteTimeout, the callee closes the connection.
+func TestStalledPeerEndsDirectPipe(t *testing.T) {
+	opts := quiet
+	opts.ConnectionWriteTimeout = 200 * time.Millisecond
+	srv := listenTCP(t, opts)
+	answer := make([]byte, 1<<20)
+	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) { return answer, nil })
+	conn := dialDirect(t, srv)
+	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
+	out = append(append(out, hdr...), 0, 0, 0, 0)
+	// More answers than the two ends' socket buffers hold.
+	for id := range uint64(32) {
+		out = append(out, 1)
+		out = binary.BigEndian.AppendUint64(out, id+1)
+		out = binary.BigEndian.AppendUint32(out, uint32(8+1+len("big")))
+		out = binary.BigEndian.AppendUint64(out, 0)
+		out = append(out, byte(len("big")))
+		out = append(out, "big"...)
+	}
+	if _, err := conn.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	// Read nothing until the callee's writer has been stuck for longer
+	// than the timeout; then what it wrote drains, and the connection
+	// must end there.
+	time.Sleep(time.Second)
+	if !closedByPeer(conn) {
+		t.Fatal("the callee kept the connection of a peer that read no answer past ConnectionWriteTimeout")
+	}
+}

@@ -351,7 +351,7 @@ func (p *pipe) broke(err error) {
 
 func (p *pipe) writeLoop() {
 	defer p.t.wg.Done()
-	if err := p.w.loop(p.st, p.quit, func(n int) { p.t.count.frames.Add(uint64(n)) }); err != nil {
+	if err := p.w.loop(p.st, p.t.opts.ConnectionWriteTimeout, p.quit, func(n int) { p.t.count.frames.Add(uint64(n)) }); err != nil {
 		p.broke(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // The pipe: one long-lived stream per connection that carries many calls
@@ -248,7 +249,7 @@ func (w *frameWriter) taken(gen uint64) bool {
 
 // loop writes what is queued to dst until quit is closed or a write
 // fails; count receives the frames of every write.
-func (w *frameWriter) loop(dst io.Writer, quit <-chan struct{}, count func(frames int)) error {
+func (w *frameWriter) loop(dst io.Writer, stall time.Duration, quit <-chan struct{}, count func(frames int)) error {
 	for {
 		select {
 		case <-w.wake:
@@ -265,9 +266,38 @@ func (w *frameWriter) loop(dst io.Writer, quit <-chan struct{}, count func(frame
 			continue
 		}
 		count(n)
-		if _, err := dst.Write(out); err != nil {
+		if err := writeProgressing(dst, out, stall); err != nil {
 			return fmt.Errorf("pipe write: %w", err)
 		}
 		w.done(out)
 	}
+}
+
+// writeChunk is how much of a write must go out within the stall
+// timeout: a large answer (a partition's data) takes as long as the
+// network needs, but every chunk of it must make progress.
+const writeChunk = 256 << 10
+
+// writeProgressing writes b to dst, failing once a chunk of it made no
+// way for stall (ConnectionWriteTimeout, as the session's writes): a
+// peer that stops reading does not hold the writer, and with it the
+// pipe's handlers, for as long as TCP keeps retrying. A dst without
+// write deadlines, or stall 0, is written as it is.
+func writeProgressing(dst io.Writer, b []byte, stall time.Duration) error {
+	dl, ok := dst.(interface{ SetWriteDeadline(time.Time) error })
+	if !ok || stall <= 0 {
+		_, err := dst.Write(b)
+		return err
+	}
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if err := dl.SetWriteDeadline(time.Now().Add(stall)); err != nil {
+			return err
+		}
+		if _, err := dst.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }

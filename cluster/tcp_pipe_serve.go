@@ -51,7 +51,7 @@ func (t *TCPTransport) servePipe(sess peerConn, st net.Conn, leaf *x509.Certific
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		if err := sp.w.loop(st, sp.quit, func(n int) { t.count.frames.Add(uint64(n)) }); err != nil {
+		if err := sp.w.loop(st, t.opts.ConnectionWriteTimeout, sp.quit, func(n int) { t.count.frames.Add(uint64(n)) }); err != nil {
 			st.SetDeadline(longAgo) // the reader stops too
 		}
 	}()
