@@ -259,7 +259,7 @@ func (s *Store) markLoaded(p int, in input) {
 // LoadPartition needs two.
 func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
 	s.loads.Add(1)
-	defer s.loads.Add(-1)
+	defer s.loadEnded()
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func (s *Store) ReplayPartition(ctx context.Context, p int, fn func(mapstore.Rec
 // record of the highest version, without looking the key up first.
 func (s *Store) ReplayPartitionKeys(ctx context.Context, p int, size func(n int), fn func(key string, r mapstore.Record) error) error {
 	s.loads.Add(1)
-	defer s.loads.Add(-1)
+	defer s.loadEnded()
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err
@@ -340,7 +340,7 @@ func keyString(b []byte) string {
 // partition uses what Open scanned; later calls read storage again.
 func (s *Store) LoadPartition(ctx context.Context, p int, fn func(mapstore.Record) error) error {
 	s.loads.Add(1)
-	defer s.loads.Add(-1)
+	defer s.loadEnded()
 	in, err := s.partitionInput(ctx, p)
 	if err != nil {
 		return err

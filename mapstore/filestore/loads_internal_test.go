@@ -37,6 +37,16 @@ func TestPutOffForLoads(t *testing.T) {
 	if s.putOffForLoads(&putOff, later) || !putOff.IsZero() {
 		t.Fatal("put off after the loads ended")
 	}
+	// A load that just ended puts compaction off for loadsSettle: the
+	// next partition's load may be about to start.
+	ended := later.Add(time.Second)
+	s.loadEnd.Store(ended.UnixNano())
+	if !s.putOffForLoads(&putOff, ended.Add(loadsSettle-time.Millisecond)) {
+		t.Fatalf("not put off %v after a load ended", loadsSettle-time.Millisecond)
+	}
+	if s.putOffForLoads(&putOff, ended.Add(loadsSettle)) || !putOff.IsZero() {
+		t.Fatalf("still put off %v after the last load ended", loadsSettle)
+	}
 }
 
 // A partition load counts as running until it returns, whichever way
@@ -78,6 +88,9 @@ func TestLoadsCounted(t *testing.T) {
 		}
 		if n := s.loads.Load(); n != 0 {
 			t.Errorf("%s: %d loads counted once it returned, want 0", name, n)
+		}
+		if end := time.Unix(0, s.loadEnd.Load()); time.Since(end) > time.Minute || time.Until(end) > 0 {
+			t.Errorf("%s: the last load's end is %v, want the moment it returned", name, end)
 		}
 	}
 }

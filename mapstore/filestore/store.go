@@ -180,6 +180,8 @@ type Store struct {
 	// ReplayPartitionKeys, LoadPartition): compaction waits for them
 	// (compactLoop).
 	loads atomic.Int32
+	// loadEnd is when the last of them ended (Unix nanoseconds).
+	loadEnd atomic.Int64
 
 	w        *writer
 	compactC chan struct{}
