@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stowage/stowage"
+	"github.com/stowage/stowage/config"
 	"github.com/stowage/stowage/fsbackend"
 	"github.com/stowage/stowage/fsbackend/errorfs"
 	"github.com/stowage/stowage/httpapi"
@@ -238,5 +239,13 @@ func TestEagerFirstOperationWaits(t *testing.T) {
 	}
 	if mi := mapInfo(t, n, "engine_eager"); !mi.Loaded || mi.LoadedPartitions != partition.DefaultCount || mi.Size != keys {
 		t.Fatalf("after loading: %+v; want every partition loaded and %d entries", mi, keys)
+	}
+}
+
+// The map-store property stowage.hdfs.open-files is refused above the
+// file store's own bound, not silently lowered to it.
+func TestOpenFilesBoundIsTheStores(t *testing.T) {
+	if config.MaxOpenFiles != filestore.MaxOpenFiles {
+		t.Fatalf("config.MaxOpenFiles %d, filestore.MaxOpenFiles %d: the property's bound must be the store's", config.MaxOpenFiles, filestore.MaxOpenFiles)
 	}
 }

@@ -371,10 +371,11 @@ func (n *Node) openStore(ctx context.Context, name string, ms *config.MapStoreCo
 		}
 		retain, _ := strconv.Atoi(ms.Properties.Get("snapshot.retain", "1"))
 		delay, _ := ms.CommitDelay() // validated by config
+		open, _ := ms.OpenFiles()    // validated by config
 		st, err := filestore.Open(ctx, filestore.Options{
 			FS: sub, Backend: f, Partitions: partition.DefaultCount, SegmentSize: seg, SnapshotRetain: retain, Logger: n.log,
-			CommitDelay: delay,
-			RunID:       n.runID(), IsLive: n.storeLiveness(), Fence: n.compactionFence(ms),
+			CommitDelay: delay, OpenFiles: open,
+			RunID: n.runID(), IsLive: n.storeLiveness(), Fence: n.compactionFence(ms),
 			OnDamage: func(d filestore.Damage) {
 				if n.opts.OnDamage != nil {
 					n.opts.OnDamage(name, d)

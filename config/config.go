@@ -317,6 +317,32 @@ func (m MapStoreConfig) CommitDelay() (time.Duration, error) {
 	return d, nil
 }
 
+// KeyOpenFiles is the map-store property that sets how many log files a
+// map keeps open at once on HDFS, each taking the puts of its share of
+// the partitions with a group commit and an hsync of its own: 1 to
+// MaxOpenFiles; unset, the file store's default (one, whose group commit
+// waits for company). More than one lets a DataNode whose fsyncs are
+// slow sync several files at once.
+const KeyOpenFiles = "stowage.hdfs.open-files"
+
+// MaxOpenFiles is the most log files a map may keep open on HDFS (the
+// file store's MaxOpenFiles).
+const MaxOpenFiles = 8
+
+// OpenFiles is properties.stowage.hdfs.open-files: 0 when unset (the file
+// store's default), else 1 to MaxOpenFiles.
+func (m MapStoreConfig) OpenFiles() (int, error) {
+	s := m.Properties.Get(KeyOpenFiles, "")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxOpenFiles {
+		return 0, &Error{Key: KeyOpenFiles, Err: kinded(ErrInvalid, fmt.Sprintf("%q is not a number of files from 1 to %d", s, MaxOpenFiles))}
+	}
+	return n, nil
+}
+
 // DefaultCheckpointNamespace is SeaTunnel's default checkpoint namespace.
 const DefaultCheckpointNamespace = "/seatunnel/checkpoint/"
 

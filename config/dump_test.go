@@ -162,3 +162,29 @@ func TestCommitDelayAccessor(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenFilesAccessor(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+		ok   bool
+	}{
+		{"", 0, true},
+		{"1", 1, true},
+		{"2", 2, true},
+		{"8", 8, true},
+		{"0", 0, false},
+		{"9", 0, false},
+		{"-1", 0, false},
+		{"two", 0, false},
+	} {
+		ms := config.MapStoreConfig{Properties: map[string]string{config.KeyOpenFiles: tc.v}}
+		n, err := ms.OpenFiles()
+		if n != tc.want || (err == nil) != tc.ok {
+			t.Errorf("OpenFiles(%q) = %d, %v", tc.v, n, err)
+		}
+		if err != nil && (!errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), config.KeyOpenFiles)) {
+			t.Errorf("OpenFiles(%q) error %v", tc.v, err)
+		}
+	}
+}

@@ -339,6 +339,12 @@ func (v *validator) mapStore(key string, ms *MapStoreConfig) {
 				v.add(pk+KeyCommitDelay, "%s", ce.Err.Error())
 			}
 		}
+		if _, err := ms.OpenFiles(); err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				v.add(pk+KeyOpenFiles, "%s", ce.Err.Error())
+			}
+		}
 		if r := p.Get("snapshot.retain", ""); r != "" && r != "1" && r != "2" {
 			v.add(pk+"snapshot.retain", "%q must be 1 or 2", r)
 		}
