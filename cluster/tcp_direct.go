@@ -130,7 +130,7 @@ func (t *TCPTransport) route(conn net.Conn) (direct *directConn, session net.Con
 		return nil, &prefixedConn{Conn: conn, prefix: first[:]}, true
 	}
 	var rest [len(directPreamble) - 1]byte
-	if _, err := io.ReadFull(conn, rest[:]); err != nil || first[0] != directPreamble[0] || [len(rest)]byte(directPreamble[1:]) != rest {
+	if _, err := io.ReadFull(conn, rest[:]); err != nil || [len(rest)]byte(directPreamble[1:]) != rest {
 		t.log.Warn("member connection refused: an unknown preamble", "remote", conn.RemoteAddr().String())
 		conn.Close()
 		return nil, nil, false

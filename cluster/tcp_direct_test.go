@@ -194,9 +194,7 @@ func TestStalledPeerEndsDirectPipe(t *testing.T) {
 	answer := make([]byte, 1<<20)
 	srv.SetHandler(func(context.Context, string, string, []byte) ([]byte, error) { return answer, nil })
 	conn := dialDirect(t, srv)
-	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
-	out := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
-	out = append(append(out, hdr...), 0, 0, 0, 0)
+	out := pipeOpenFrame()
 	// More answers than the two ends' socket buffers hold.
 	for id := range uint64(32) {
 		out = append(out, 1)

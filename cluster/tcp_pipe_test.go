@@ -224,13 +224,18 @@ func countServed(tr *cluster.TCPTransport) *atomic.Int64 {
 	return &served
 }
 
-// oversizedPipeRequest is a pipe's opening frame (header
-// {"m": "\x00pipe"} and an empty body), then a request frame stating
-// 1 GiB, of which a few bytes follow.
-func oversizedPipeRequest() []byte {
+// pipeOpenFrame is a pipe's opening frame: header {"m": "\x00pipe"} and
+// an empty body.
+func pipeOpenFrame() []byte {
 	hdr := []byte{0x81, 0xa1, 'm', 0xa5, 0, 'p', 'i', 'p', 'e'}
 	open := binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))
-	open = append(append(open, hdr...), 0, 0, 0, 0)
+	return append(append(open, hdr...), 0, 0, 0, 0)
+}
+
+// oversizedPipeRequest is a pipe's opening frame, then a request frame
+// stating 1 GiB, of which a few bytes follow.
+func oversizedPipeRequest() []byte {
+	open := pipeOpenFrame()
 	frame := []byte{1, 0, 0, 0, 0, 0, 0, 0, 1}
 	frame = binary.BigEndian.AppendUint32(frame, 1<<30)
 	return append(append(open, frame...), make([]byte, 64)...)
