@@ -129,22 +129,18 @@ func (w *writer) runLane(l *lane) {
 			w.roll(&l.seg)
 		}
 		if len(reqs) > 0 {
-			start := time.Now()
-			queued := 0
-			ok := w.flushSegThen(&l.seg, reqs, func() {
+			w.flushSegThen(&l.seg, reqs, func(took time.Duration) {
+				if w.delay <= 0 {
+					return
+				}
+				// The callers about to be acknowledged are likely to write
+				// again at once, spread over the lanes; with those queued
+				// while the batch was synced they make the next batch.
 				w.mu.Lock()
-				queued = len(l.queue)
+				l.want = len(l.queue) + len(reqs)/len(w.lanes)
+				l.waitMax = min(w.delay, took)
 				w.mu.Unlock()
 			})
-			w.mu.Lock()
-			if ok && w.delay > 0 {
-				// The callers just acknowledged are likely to write again
-				// at once, spread over the lanes; with those queued while
-				// the batch was synced they make the next batch.
-				l.want = queued + len(reqs)/len(w.lanes)
-				l.waitMax = min(w.delay, time.Since(start))
-			}
-			w.mu.Unlock()
 		}
 		w.mu.Lock()
 		l.busy = false

@@ -9,19 +9,19 @@ import (
 
 // The open log files, on back ends with SyncOpen (HDFS): a request of at
 // most openBatchMax bytes whose records all belong to one lane of
-// partitions (partition modulo Options.OpenFiles) is appended to that lane's log
-// file, kept open and made durable by Writer.Sync (an hsync of the
-// DataNode pipeline), instead of being a new file: a lone writer, one put
-// after another, then pays one pipeline round trip and one DataNode sync
-// per put, not a NameNode create, addBlock and complete and a new
-// pipeline. Each lane is a group commit of its own (lanes.go): whatever
-// queued for it while its last Sync ran is its next batch, so many callers
-// keep several Syncs in flight at once, one per lane. The DataNode syncs
-// the packets of one block one after another (it reads a block's next
-// packet only once the last one is on disk), so one open file with many
-// Syncs queued on it would sync no faster; separate files are synced by
-// separate DataNode threads, whose fsyncs the local file system commits
-// together.
+// partitions (partition modulo Options.OpenFiles, one lane by default) is
+// appended to that lane's log file, kept open and made durable by
+// Writer.Sync (an hsync of the DataNode pipeline), instead of being a new
+// file: a lone writer, one put after another, then pays one pipeline
+// round trip and one DataNode sync per put, not a NameNode create,
+// addBlock and complete and a new pipeline. Each lane is a group commit of
+// its own (lanes.go): whatever queued for it while its last Sync ran,
+// joined by the callers that Sync acknowledged (waitLaneCompany), is its
+// next batch. The DataNode syncs the packets of one block one after
+// another (it reads a block's next packet only once the last one is on
+// disk), so one open file with many Syncs queued on it would sync no
+// faster; separate files (several lanes) are synced by separate DataNode
+// threads, whose fsyncs the local file system commits together.
 //
 // Larger requests, and requests whose records span lanes, are batch files
 // (pipeline.go). A batch file starts only once no lane has anything in

@@ -204,9 +204,9 @@ func (w *writer) flush(batch []*request) { w.flushSeg(&w.seg, batch) }
 func (w *writer) flushSeg(sg *openSeg, batch []*request) { w.flushSegThen(sg, batch, nil) }
 
 // flushSegThen is flushSeg calling beforeAck, if not nil, once the batch
-// is durable and before its callers learn it; it reports whether the
-// batch was written and synced without error.
-func (w *writer) flushSegThen(sg *openSeg, batch []*request, beforeAck func()) bool {
+// was written and synced without error and before its callers learn it,
+// with how long that took.
+func (w *writer) flushSegThen(sg *openSeg, batch []*request, beforeAck func(took time.Duration)) {
 	start := time.Now()
 	sg.buf = sg.buf[:0]
 	n, roll := 0, false
@@ -222,17 +222,18 @@ func (w *writer) flushSegThen(sg *openSeg, batch []*request, beforeAck func()) b
 		for _, r := range batch {
 			r.done <- nil
 		}
-		return false
+		return
 	}
 	name, err := w.write(sg, sg.buf)
+	took := time.Since(start)
 	if err == nil {
 		w.s.noteWritten(name, int64(len(sg.buf)), batch)
 	}
 	if w.s.opts.OnBatch != nil {
-		w.s.opts.OnBatch(n, len(sg.buf), time.Since(start), err)
+		w.s.opts.OnBatch(n, len(sg.buf), took, err)
 	}
-	if beforeAck != nil {
-		beforeAck()
+	if beforeAck != nil && err == nil {
+		beforeAck(took)
 	}
 	for _, r := range batch {
 		r.done <- err
@@ -246,7 +247,6 @@ func (w *writer) flushSegThen(sg *openSeg, batch []*request, beforeAck func()) b
 	if err == nil && w.segmentDone(sg) {
 		w.roll(sg)
 	}
-	return err == nil
 }
 
 // write appends b to sg, makes it durable and returns the segment's name.
