@@ -259,22 +259,7 @@ func TestRealMapStoreManyWritersFsyncCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var seq atomic.Uint64
-		var wg sync.WaitGroup
-		for w := range 16 {
-			wg.Go(func() {
-				for i := range 20 {
-					key := manyKey(w, i)
-					r := mapstore.Record{Partition: keyhash.Partition([]byte(key), loneParts), Key: []byte(key),
-						Value: []byte(manyValue(w, i)), Version: mapstore.Version{Epoch: 1, Seq: seq.Add(1)}}
-					if err := s.Store(ctx, r); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
+		putConcurrently(t, s, 16, 20)
 		syncs = c.syncs.Load()
 		after := settledActivity(t, httpAddr)
 		if err := s.Close(); err != nil {
@@ -306,23 +291,8 @@ func TestRealMapStoreWritersShareOneHsync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seq atomic.Uint64
-	var wg sync.WaitGroup
 	const writers, puts = 16, 20
-	for w := range writers {
-		wg.Go(func() {
-			for i := range puts {
-				key := manyKey(w, i)
-				r := mapstore.Record{Partition: keyhash.Partition([]byte(key), loneParts), Key: []byte(key),
-					Value: []byte(manyValue(w, i)), Version: mapstore.Version{Epoch: 1, Seq: seq.Add(1)}}
-				if err := s.Store(ctx, r); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	putConcurrently(t, s, writers, puts)
 	syncs := c.syncs.Load()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -344,4 +314,27 @@ func TestRealMapStoreWritersShareOneHsync(t *testing.T) {
 			}
 		}
 	}
+}
+
+// putConcurrently has writers goroutines store puts keys each in s
+// (manyKey, manyValue), one after another, and waits for all of them.
+func putConcurrently(t *testing.T, s *filestore.Store, writers, puts int) {
+	t.Helper()
+	ctx := context.Background()
+	var seq atomic.Uint64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range puts {
+				key := manyKey(w, i)
+				r := mapstore.Record{Partition: keyhash.Partition([]byte(key), loneParts), Key: []byte(key),
+					Value: []byte(manyValue(w, i)), Version: mapstore.Version{Epoch: 1, Seq: seq.Add(1)}}
+				if err := s.Store(ctx, r); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
