@@ -368,10 +368,9 @@ func benchPutIn(ctx context.Context, client *http.Client, addr, mapName, key str
 
 // benchPuts measures puts/s of writers goroutines, n puts of valueSize
 // bytes each on keys of their own (named after prefix) in map mapName,
-// writer w going
-// through addrs[w%len], or, with route, through the member route gives
-// for the key (benchRoute). One put per writer first creates the map and
-// the connections, untimed.
+// writer w going through addrs[w%len], or, with route, through the member
+// route gives for the key (benchRoute). One put per writer first creates
+// the map and the connections, untimed.
 func benchPuts(ctx context.Context, client *http.Client, addrs []string, route func(key, fallback string) string, mapName, prefix string, writers, n, valueSize int) (float64, error) {
 	at := func(w int, key string) string {
 		if route != nil {
