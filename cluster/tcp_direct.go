@@ -147,23 +147,12 @@ func (t *TCPTransport) route(conn net.Conn) (direct *directConn, session net.Con
 // serveDirect serves a direct pipe connection: its first frame opens the
 // pipe, as on a session stream, and servePipe serves it until it ends.
 func (t *TCPTransport) serveDirect(dc *directConn, leaf *x509.Certificate) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		dc.Close()
+	if !t.track(dc) {
 		return
 	}
-	t.inbound[dc] = struct{}{}
-	t.wg.Add(1)
-	t.mu.Unlock()
 	go func() {
 		defer t.wg.Done()
-		defer func() {
-			dc.Close()
-			t.mu.Lock()
-			delete(t.inbound, dc)
-			t.mu.Unlock()
-		}()
+		defer t.untrack(dc)
 		var req frameHeader
 		if err := readHeader(dc, &req); err != nil {
 			t.refuse(dc, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -105,17 +106,35 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 		conn.Close()
 		return
 	}
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		sess.Close()
+	if !t.track(sess) {
 		return
 	}
-	t.inbound[sess] = struct{}{}
-	t.wg.Add(1)
-	t.mu.Unlock()
 	t.log.Debug("connection accepted", "remote", conn.RemoteAddr().String())
 	go t.serveSession(sess, leaf)
+}
+
+// track counts an incoming connection (a session or a direct pipe) among
+// those Close closes, and one goroutine more that serves it, which must
+// end with untrack; if the transport is closed it closes c instead and
+// returns false.
+func (t *TCPTransport) track(c io.Closer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		c.Close()
+		return false
+	}
+	t.inbound[c] = struct{}{}
+	t.wg.Add(1)
+	return true
+}
+
+// untrack closes an incoming connection track counted and forgets it.
+func (t *TCPTransport) untrack(c io.Closer) {
+	c.Close()
+	t.mu.Lock()
+	delete(t.inbound, c)
+	t.mu.Unlock()
 }
 
 // serveSession accepts the streams of one incoming connection until it
@@ -124,12 +143,7 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 // caller's OpenStream waits once that is full.
 func (t *TCPTransport) serveSession(sess *yamux.Session, leaf *x509.Certificate) {
 	defer t.wg.Done()
-	defer func() {
-		sess.Close()
-		t.mu.Lock()
-		delete(t.inbound, sess)
-		t.mu.Unlock()
-	}()
+	defer t.untrack(sess)
 	slots := make(chan struct{}, t.opts.MaxStreams)
 	for {
 		st, err := sess.AcceptStream()
