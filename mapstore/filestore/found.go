@@ -548,8 +548,10 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 // readChunk is how much of a file readFrames reads at a time on back
 // ends with durable append (local disk), where a read is a system call:
 // the frames of a chunk are checked and decoded while it is still in the
-// processor's cache. Elsewhere a file is read with one call.
-const readChunk = 1 << 20
+// processor's cache (a walk over the frame headers of a 55 MiB file took
+// 1 ms after reads of 256 KiB, 5-9 ms after reads of 1 MiB). Elsewhere a
+// file is read with one call.
+const readChunk = 256 << 10
 
 // readFrames reads the named file and calls fn with each valid frame and
 // its offset, in file order, until fn returns false; opened is called

@@ -44,7 +44,7 @@ func TestRangedReadGivesWhatOrderedReadGives(t *testing.T) {
 	s := e.open(filestore.Options{})
 	ctx := context.Background()
 	var batch []mapstore.Record
-	for i := 0; i < 40_000; i++ {
+	for i := 0; i < 64_000; i++ {
 		k := fmt.Sprintf("k%05d", i%30_000) // some keys twice
 		del := i%97 == 0
 		val := []byte(strings.Repeat(string(rune('a'+i%26)), 200+i%300))
@@ -67,10 +67,10 @@ func TestRangedReadGivesWhatOrderedReadGives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(clean) < 10<<20 {
-		t.Fatalf("log is %d bytes, want over 10 MiB (several ranges)", len(clean))
+	if len(clean) < 20<<20 {
+		t.Fatalf("log is %d bytes, want over 20 MiB (several ranges)", len(clean))
 	}
-	mid := bytes.Index(clean[6<<20:], []byte("k1")) + 6<<20
+	mid := bytes.Index(clean[10<<20:], []byte("k1")) + 10<<20
 	for _, c := range []struct {
 		name  string
 		spoil func(b []byte) []byte
