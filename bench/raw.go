@@ -18,8 +18,11 @@ import (
 // RawGroupCommit measures the physical limit: writers goroutines each
 // append n framed records of valueSize bytes to one file through a group
 // committer (one write + one fdatasync per batch of whatever queued
-// meanwhile). It returns records per second and records per fdatasync.
-func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) (perSec, perSync float64, err error) {
+// meanwhile). With zeroAhead > 0 the file is kept written with that many
+// bytes of zeros past the records, as stowage keeps its log segments
+// (fsbackend.ZeroAheader), so that a sync does not grow the file. It
+// returns records per second and records per fdatasync.
+func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int, zeroAhead int64) (perSec, perSync float64, err error) {
 	path := filepath.Join(dir, "raw-group-commit.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -40,7 +43,8 @@ func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) 
 	flusher.Add(1)
 	go func() {
 		defer flusher.Done()
-		var buf []byte
+		var buf, zeros []byte
+		var written, zeroed int64
 		for {
 			mu.Lock()
 			for len(queue) == 0 && !stop {
@@ -57,7 +61,19 @@ func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int) 
 			for _, r := range batch {
 				buf = append(buf, r.b...)
 			}
-			_, err := f.Write(buf)
+			var err error
+			if end := written + int64(len(buf)); zeroAhead > 0 && end > zeroed {
+				from := max(zeroed, end)
+				if len(zeros) < int(end+zeroAhead-from) {
+					zeros = make([]byte, end+zeroAhead-from)
+				}
+				_, err = f.WriteAt(zeros[:end+zeroAhead-from], from)
+				zeroed = end + zeroAhead
+			}
+			if err == nil {
+				_, err = f.Write(buf)
+				written += int64(len(buf))
+			}
 			if err == nil {
 				err = unix.Fdatasync(int(f.Fd()))
 			}

@@ -11,18 +11,32 @@ import (
 )
 
 // WriteRound is one interleaved round of write-through: the raw group
-// commit and stowage's Map.Put, one right after the other.
+// commit, appending and into zeros written ahead, and stowage's Map.Put,
+// one right after the other.
 type WriteRound struct {
-	Raw        float64 // records/s of RawGroupCommit
-	RawPerSync float64 // records per fdatasync of RawGroupCommit
-	Stowage    WriteResult
+	Raw        float64 // records/s of RawGroupCommit, appending
+	RawPerSync float64 // records per fdatasync of RawGroupCommit, appending
+	// RawZeroed and RawZeroedPerSync are the same with the file kept
+	// written with zeros ahead (RawZeroAhead), as stowage keeps its log.
+	RawZeroed, RawZeroedPerSync float64
+	Stowage                     WriteResult
 }
 
-// Ratio is stowage's puts/s over the raw group commit's.
+// RawZeroAhead is how far ahead of its records the raw group commit's
+// zeroed variant keeps its file written with zeros: what the map store
+// keeps on a segment of the default size.
+const RawZeroAhead = 1 << 20
+
+// Ratio is stowage's puts/s over the appending raw group commit's.
 func (r WriteRound) Ratio() float64 { return r.Stowage.PutsPerSec / r.Raw }
 
-// WriteRounds runs rounds rounds of RawGroupCommit and WriteThrough with
-// the same writers, puts and value size, alternating which goes first,
+// ZeroedRatio is stowage's puts/s over the raw group commit's into zeros
+// written ahead.
+func (r WriteRound) ZeroedRatio() float64 { return r.Stowage.PutsPerSec / r.RawZeroed }
+
+// WriteRounds runs rounds rounds of RawGroupCommit (appending, then into
+// zeros written ahead) and WriteThrough with the same writers, puts and
+// value size, rotating which goes first,
 // each in a fresh directory under dir, so that a noisy minute on a shared
 // machine falls on both sides alike.
 func WriteRounds(ctx context.Context, dir string, rounds, writers, n, valueSize int) ([]WriteRound, error) {
@@ -30,26 +44,24 @@ func WriteRounds(ctx context.Context, dir string, rounds, writers, n, valueSize 
 	for i := 0; i < rounds; i++ {
 		rd := filepath.Join(dir, "round-"+strconv.Itoa(i))
 		var r WriteRound
-		raw := func() (err error) {
-			p := filepath.Join(rd, "raw")
-			if err = os.MkdirAll(p, 0o755); err == nil {
-				r.Raw, r.RawPerSync, err = RawGroupCommit(ctx, p, writers, n, valueSize)
+		raw := func(sub string, ahead int64, perSec, perSync *float64) func() error {
+			return func() (err error) {
+				p := filepath.Join(rd, sub)
+				if err = os.MkdirAll(p, 0o755); err == nil {
+					*perSec, *perSync, err = RawGroupCommit(ctx, p, writers, n, valueSize, ahead)
+				}
+				return err
 			}
-			return err
 		}
 		st := func() (err error) {
 			r.Stowage, err = WriteThrough(ctx, LocalTarget(filepath.Join(rd, "stowage")), writers, n, valueSize)
 			return err
 		}
-		first, second := raw, st
-		if i%2 == 1 {
-			first, second = st, raw
-		}
-		if err := first(); err != nil {
-			return out, err
-		}
-		if err := second(); err != nil {
-			return out, err
+		runs := []func() error{raw("raw", 0, &r.Raw, &r.RawPerSync), raw("raw-zeroed", RawZeroAhead, &r.RawZeroed, &r.RawZeroedPerSync), st}
+		for j := range runs {
+			if err := runs[(i+j)%len(runs)](); err != nil {
+				return out, err
+			}
 		}
 		out = append(out, r)
 		_ = os.RemoveAll(rd)

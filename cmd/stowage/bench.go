@@ -50,7 +50,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peersRounds := fl.Int("peers-rounds", 3, "interleaved rounds of the --peers workloads")
 	peersReplication := fl.Int("peers-replication", 1, "dfs.replication of SeaTunnel's plugin in --peers on HDFS (the Java client's own default is 3)")
 	peersImap := fl.Bool("peers-imap", false, "with --peers: run the IMap write-through workloads (one writer and 64, 256 B values) and the EAGER load of 50,000 entries (5,000 with --quick) against SeaTunnel's imap-storage-file 2.3.8 called directly (its storeAll, then loadAll of a fresh instance), instead of the checkpoint workloads")
-	writeOnly := fl.Bool("write-only", false, "run only the local write-through measurements (raw group commit, stowage, interleaved --rounds times)")
+	writeOnly := fl.Bool("write-only", false, "run only the local write-through measurements (raw group commit appending and into zeros written ahead, stowage, interleaved --rounds times)")
 	rounds := fl.Int("rounds", 3, "interleaved rounds of write-through against the raw group commit and of the EAGER load against the raw read + CRC on local disk; the ratio printed is the median of the rounds")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	peersCluster := fl.Bool("peers-cluster", false, "with --peers: run the cluster ceiling instead, Hazelcast 5.7.0 (no map store, backup-count 1, 1 and 3 member JVMs, its Java client with 64 writers) beside stowage's embedded members (in memory and write-through) and 3 member processes over HTTP (write-through and in memory), puts/s and CPU per put")
@@ -230,7 +230,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runBehind()
 	}
 	runWrite := func() (bench.WriteResult, error) {
-		say("write-through: raw group commit and stowage, %d interleaved rounds ...", *rounds)
+		say("write-through: raw group commit (appending, and into zeros written ahead) and stowage, %d interleaved rounds ...", *rounds)
 		wr, err := bench.WriteRounds(ctx, sub("write"), *rounds, *writers, perWriter, *valueSize)
 		if err != nil {
 			return bench.WriteResult{}, err
