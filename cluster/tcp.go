@@ -55,6 +55,12 @@ type TCPOptions struct {
 	// MaxStreams caps the calls one incoming connection has served at
 	// once; further ones wait. Default 512.
 	MaxStreams int
+	// MaxConnections caps the incoming connections (sessions and direct
+	// pipes) served at once, so that a peer that opens connection after
+	// connection, each with MaxStreams calls, cannot take the member's
+	// memory; more are closed at once. A member keeps one session and one
+	// direct pipe at a time to each member it calls. Default 1024.
+	MaxConnections int
 
 	// maxMessage lowers MaxMessageSize; tests set it so that they need
 	// not allocate a whole MaxMessageSize message.
@@ -88,6 +94,9 @@ func (o TCPOptions) withDefaults() TCPOptions {
 	if o.MaxStreams == 0 {
 		o.MaxStreams = 512
 	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = 1024
+	}
 	if o.maxMessage == 0 {
 		o.maxMessage = MaxMessageSize
 	}
@@ -108,8 +117,8 @@ func (o TCPOptions) validate() error {
 	if o.StreamWindow < minStreamWindow || o.StreamWindow > 1<<30 {
 		errs = append(errs, fmt.Errorf("stowage/cluster: stream window %d out of range [%d, %d]", o.StreamWindow, minStreamWindow, 1<<30))
 	}
-	if o.HandshakeTimeout < 0 || o.MaxHandshakes < 0 || o.MaxStreams < 0 {
-		errs = append(errs, errors.New("stowage/cluster: handshake timeout, handshake cap and stream cap must not be negative"))
+	if o.HandshakeTimeout < 0 || o.MaxHandshakes < 0 || o.MaxStreams < 0 || o.MaxConnections < 0 {
+		errs = append(errs, errors.New("stowage/cluster: handshake timeout, handshake cap, stream cap and connection cap must not be negative"))
 	}
 	if err := o.Security.Validate(); err != nil {
 		errs = append(errs, err)

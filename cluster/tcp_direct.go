@@ -147,7 +147,7 @@ func (t *TCPTransport) route(conn net.Conn) (direct *directConn, session net.Con
 // serveDirect serves a direct pipe connection: its first frame opens the
 // pipe, as on a session stream, and servePipe serves it until it ends.
 func (t *TCPTransport) serveDirect(dc *directConn, leaf *x509.Certificate) {
-	if !t.track(dc) {
+	if !t.track(dc, dc.RemoteAddr()) {
 		return
 	}
 	go func() {

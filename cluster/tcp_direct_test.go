@@ -215,3 +215,55 @@ func TestStalledPeerEndsDirectPipe(t *testing.T) {
 		t.Fatal("the callee kept the connection of a peer that read no answer past ConnectionWriteTimeout")
 	}
 }
+
+// stillOpen reports whether conn stays open, with nothing to read, for d.
+func stillOpen(conn net.Conn, d time.Duration) bool {
+	conn.SetReadDeadline(time.Now().Add(d))
+	var b [1]byte
+	_, err := conn.Read(b[:])
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestIncomingConnectionsCapped: once a member serves MaxConnections
+// incoming connections, a further one (a direct pipe, or a member's
+// session) is closed at once, while the ones served stay open; when one
+// of them ends, the next is served.
+func TestIncomingConnectionsCapped(t *testing.T) {
+	opts := quiet
+	opts.MaxConnections = 2
+	srv := listenTCP(t, opts)
+	echoFrom(srv)
+	a, b := dialDirect(t, srv), dialDirect(t, srv)
+	if c := dialDirect(t, srv); !closedByPeer(c) {
+		t.Fatal("a third connection was served with MaxConnections 2")
+	}
+	cli := listenTCP(t, quiet)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := cli.Call(ctx, srv.Addr(), "echo", nil); err == nil {
+		t.Fatal("a member's call was served over a third connection with MaxConnections 2")
+	}
+	for i, c := range []net.Conn{a, b} {
+		if !stillOpen(c, 200*time.Millisecond) {
+			t.Fatalf("connection %d of the 2 allowed was closed", i+1)
+		}
+	}
+	a.Close()
+	deadline := time.Now().Add(longStop)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := cli.Call(ctx, srv.Addr(), "echo", nil)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no call served after one of the 2 connections closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !stillOpen(b, 100*time.Millisecond) {
+		t.Fatal("the other connection was closed")
+	}
+}

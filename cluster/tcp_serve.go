@@ -106,7 +106,7 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 		conn.Close()
 		return
 	}
-	if !t.track(sess) {
+	if !t.track(sess, conn.RemoteAddr()) {
 		return
 	}
 	t.log.Debug("connection accepted", "remote", conn.RemoteAddr().String())
@@ -115,12 +115,17 @@ func (t *TCPTransport) startSession(conn net.Conn, leaf *x509.Certificate) {
 
 // track counts an incoming connection (a session or a direct pipe) among
 // those Close closes, and one goroutine more that serves it, which must
-// end with untrack; if the transport is closed it closes c instead and
-// returns false.
-func (t *TCPTransport) track(c io.Closer) bool {
+// end with untrack; if the transport is closed, or already serves
+// MaxConnections, it closes c instead and returns false.
+func (t *TCPTransport) track(c io.Closer, remote net.Addr) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
+		c.Close()
+		return false
+	}
+	if len(t.inbound) >= t.opts.MaxConnections {
+		t.log.Warn("member connection refused: too many incoming connections", "remote", remote.String(), "max", t.opts.MaxConnections)
 		c.Close()
 		return false
 	}
