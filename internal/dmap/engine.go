@@ -111,6 +111,8 @@ type Engine struct {
 
 	deadlines *opDeadlines // the operations bounded by OpTimeout (opctx.go)
 
+	loaded loadWaiters // WaitLoaded's wake-up (health.go)
+
 	mu     sync.Mutex
 	maps   map[string]*heldMap
 	closed bool
@@ -134,7 +136,8 @@ func New(cfg Config) *Engine {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()
 	}
-	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*heldMap{}, parts: partition.DefaultCount, deadlines: newOpDeadlines()}
+	n := &Engine{cfg: cfg, log: cfg.Logger, maps: map[string]*heldMap{}, parts: partition.DefaultCount, deadlines: newOpDeadlines(),
+		loaded: loadWaiters{poll: loadedPoll, c: make(chan struct{})}}
 	n.m = newMetrics(cfg.Registerer)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.proto = cluster.NewProtocol(cluster.ProtocolConfig{

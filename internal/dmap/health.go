@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/stowage/stowage/cluster"
@@ -140,9 +141,10 @@ func (e *Engine) safeWhy(ctx context.Context) (bool, string) {
 // WaitLoaded blocks until this member serves every partition the table
 // gives it, with its EAGER maps loaded.
 func (e *Engine) WaitLoaded(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
+	t := time.NewTicker(e.loaded.poll)
 	defer t.Stop()
 	for {
+		woken := e.loaded.wake()
 		if ok, _ := e.localLoaded(); ok {
 			return nil
 		}
@@ -152,9 +154,38 @@ func (e *Engine) WaitLoaded(ctx context.Context) error {
 			return fmt.Errorf("stowage: not loaded (%s): %w", why, ctx.Err())
 		case <-e.ctx.Done():
 			return ErrClosed
+		case <-woken:
 		case <-t.C:
 		}
 	}
+}
+
+// loadedPoll is how often WaitLoaded looks again besides being woken: for
+// what no partition's activation tells (the first table, a member).
+const loadedPoll = 10 * time.Millisecond
+
+// loadWaiters wakes WaitLoaded as soon as a partition here is made
+// active or a map's part of it ready, instead of at its next look: a
+// member's start is done the moment its last partition is.
+type loadWaiters struct {
+	poll time.Duration
+	mu   sync.Mutex
+	c    chan struct{} // closed, and replaced, at each change
+}
+
+// wake returns the channel closed at the next change.
+func (w *loadWaiters) wake() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.c
+}
+
+// changed wakes the waiters.
+func (w *loadWaiters) changed() {
+	w.mu.Lock()
+	close(w.c)
+	w.c = make(chan struct{})
+	w.mu.Unlock()
 }
 
 // MapInfo describes a map as this member holds it.

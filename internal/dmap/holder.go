@@ -335,4 +335,5 @@ func (h holder) Activated(ctx context.Context, p int) {
 			}
 		}
 	}
+	h.n.loaded.changed()
 }

@@ -212,6 +212,9 @@ func (c *heldMap) readyPart(ctx context.Context, p *fragment) error {
 		}
 		close(ch)
 		p.mu.Unlock()
+		if err == nil {
+			c.n.loaded.changed()
+		}
 		return err
 	}
 }
