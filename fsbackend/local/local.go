@@ -267,11 +267,8 @@ type writer struct {
 	// ahead is how many bytes of zeros are kept written past written
 	// (ZeroAhead; 0: none), zeroed the end of those written so far.
 	ahead, zeroed int64
+	zeros         []byte
 }
-
-// zeroBlock is what zeroAhead writes, as many times as it takes: one
-// block for every writer, which only reads it.
-var zeroBlock [64 << 10]byte
 
 // ZeroAhead implements fsbackend.ZeroAheader.
 func (w *writer) ZeroAhead(n int64) { w.ahead = max(0, n) }
@@ -283,15 +280,14 @@ func (w *writer) zeroAhead(end int64) error {
 	if w.ahead == 0 || end <= w.zeroed {
 		return nil
 	}
-	for from, to := max(w.zeroed, end), end+w.ahead; from < to; {
-		n, err := w.f.WriteAt(zeroBlock[:min(int64(len(zeroBlock)), to-from)], from)
-		if err != nil {
-			w.zeroed = to // some may be written: Close cuts up to here
-			return err
-		}
-		from += int64(n)
-		w.zeroed = from
+	from, to := max(w.zeroed, end), end+w.ahead
+	if len(w.zeros) < int(to-from) {
+		w.zeros = make([]byte, to-from)
 	}
+	if _, err := w.f.WriteAt(w.zeros[:to-from], from); err != nil {
+		return err
+	}
+	w.zeroed = to
 	return nil
 }
 
