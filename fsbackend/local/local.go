@@ -291,17 +291,27 @@ func (w *writer) zeroAhead(end int64) error {
 	return nil
 }
 
-// cut cuts the file back to the bytes written when it holds more, up to
-// end: a recycled file's old bytes (stale: Sync and Close), or also the
-// zeros written ahead (zeroed: Close, as the file is finished).
-func (w *writer) cut(end int64) error {
-	if end <= w.written {
+// cutStale cuts the old bytes of a recycled file past those written.
+func (w *writer) cutStale() error {
+	if w.stale <= w.written {
 		return nil
 	}
 	if err := w.f.Truncate(w.written); err != nil {
 		return err
 	}
-	w.stale, w.zeroed = min(w.stale, w.written), min(w.zeroed, w.written)
+	w.stale, w.zeroed = w.written, min(w.zeroed, w.written)
+	return nil
+}
+
+// cutZeros cuts the zeros written ahead, as the file is finished.
+func (w *writer) cutZeros() error {
+	if w.zeroed <= w.written {
+		return nil
+	}
+	if err := w.f.Truncate(w.written); err != nil {
+		return err
+	}
+	w.zeroed = w.written
 	return nil
 }
 
@@ -321,7 +331,7 @@ func (w *writer) Sync() error {
 	if w.closed {
 		return fsbackend.ErrClosed
 	}
-	if err := w.cut(w.stale); err != nil {
+	if err := w.cutStale(); err != nil {
 		return err
 	}
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
@@ -364,7 +374,7 @@ func (w *writer) Close() error {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
-	if err := w.cut(max(w.stale, w.zeroed)); err != nil {
+	if err := errors.Join(w.cutStale(), w.cutZeros()); err != nil {
 		w.f.Close()
 		return err
 	}
