@@ -264,31 +264,6 @@ type writer struct {
 	// writing has not yet covered or cut: Sync and Close cut them.
 	stale   int64
 	written int64
-	// ahead is how many bytes of zeros are kept written past written
-	// (ZeroAhead; 0: none), zeroed the end of those written so far.
-	ahead, zeroed int64
-	zeros         []byte
-}
-
-// ZeroAhead implements fsbackend.ZeroAheader.
-func (w *writer) ZeroAhead(n int64) { w.ahead = max(0, n) }
-
-// zeroAhead writes zeros from the end of what was written or zeroed up to
-// ahead bytes past end, once end reaches past the zeros. pwrite leaves the
-// file offset, at which the next Write goes, where it is.
-func (w *writer) zeroAhead(end int64) error {
-	if w.ahead == 0 || end <= w.zeroed {
-		return nil
-	}
-	from, to := max(w.zeroed, end), end+w.ahead
-	if len(w.zeros) < int(to-from) {
-		w.zeros = make([]byte, to-from)
-	}
-	if _, err := w.f.WriteAt(w.zeros[:to-from], from); err != nil {
-		return err
-	}
-	w.zeroed = to
-	return nil
 }
 
 // cutStale cuts the old bytes of a recycled file past those written.
@@ -299,28 +274,13 @@ func (w *writer) cutStale() error {
 	if err := w.f.Truncate(w.written); err != nil {
 		return err
 	}
-	w.stale, w.zeroed = w.written, min(w.zeroed, w.written)
-	return nil
-}
-
-// cutZeros cuts the zeros written ahead, as the file is finished.
-func (w *writer) cutZeros() error {
-	if w.zeroed <= w.written {
-		return nil
-	}
-	if err := w.f.Truncate(w.written); err != nil {
-		return err
-	}
-	w.zeroed = w.written
+	w.stale = w.written
 	return nil
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, fsbackend.ErrClosed
-	}
-	if err := w.zeroAhead(w.written + int64(len(p))); err != nil {
-		return 0, err
 	}
 	n, err := w.f.Write(p)
 	w.written += int64(n)
@@ -364,7 +324,7 @@ func (w *writer) Truncate(size int64) error {
 	if err := w.f.Truncate(size); err != nil {
 		return err
 	}
-	w.written, w.stale, w.zeroed = size, min(w.stale, size), min(w.zeroed, size)
+	w.written, w.stale = size, min(w.stale, size)
 	_, err := w.f.Seek(size, 0)
 	return err
 }
@@ -374,7 +334,7 @@ func (w *writer) Close() error {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
-	if err := errors.Join(w.cutStale(), w.cutZeros()); err != nil {
+	if err := w.cutStale(); err != nil {
 		w.f.Close()
 		return err
 	}

@@ -114,23 +114,7 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 			}
 			for off+record.HeaderSize <= filled {
 				if buf[off] != record.Magic0 || buf[off+1] != record.Magic1 {
-					// Zeros to the end are space written ahead of the
-					// frames (fsbackend.ZeroAheader): the end.
-					if buf[off] != 0 {
-						return false, nil
-					}
-					for filled < size {
-						if err := fill(); err != nil {
-							return false, err
-						}
-					}
-					if !record.IsZero(buf[off:]) {
-						return false, nil
-					}
-					if off > start {
-						dispatch(start, off)
-					}
-					return true, nil
+					return false, nil
 				}
 				l := int64(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
 				if l > record.MaxPayload || off+record.HeaderSize+l > size {
