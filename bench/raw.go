@@ -19,9 +19,10 @@ import (
 // append n framed records of valueSize bytes to one file through a group
 // committer (one write + one fdatasync per batch of whatever queued
 // meanwhile). With zeroAhead > 0 the file is kept written with that many
-// bytes of zeros past the records, as stowage keeps its log segments
-// (fsbackend.ZeroAheader), so that a sync does not grow the file. It
-// returns records per second and records per fdatasync.
+// bytes of zeros past the records, so that a sync does not grow the file
+// and flushes data without a journal commit: the disk's limit for a log
+// prepared that way (etcd's and PostgreSQL's are). It returns records per
+// second and records per fdatasync.
 func RawGroupCommit(ctx context.Context, dir string, writers, n, valueSize int, zeroAhead int64) (perSec, perSync float64, err error) {
 	path := filepath.Join(dir, "raw-group-commit.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)

@@ -17,14 +17,13 @@ type WriteRound struct {
 	Raw        float64 // records/s of RawGroupCommit, appending
 	RawPerSync float64 // records per fdatasync of RawGroupCommit, appending
 	// RawZeroed and RawZeroedPerSync are the same with the file kept
-	// written with zeros ahead (RawZeroAhead), as stowage keeps its log.
+	// written with zeros ahead (RawZeroAhead): a log prepared that way.
 	RawZeroed, RawZeroedPerSync float64
 	Stowage                     WriteResult
 }
 
 // RawZeroAhead is how far ahead of its records the raw group commit's
-// zeroed variant keeps its file written with zeros: what the map store
-// keeps on a segment of the default size.
+// zeroed variant keeps its file written with zeros.
 const RawZeroAhead = 1 << 20
 
 // Ratio is stowage's puts/s over the appending raw group commit's.

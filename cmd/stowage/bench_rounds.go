@@ -15,7 +15,7 @@ import (
 // median ratio of stowage's Map.Put to the raw group commit.
 func printWriteRounds(stdout io.Writer, wr []bench.WriteRound, writers, valueSize int) {
 	fmt.Fprintf(stdout, "write-through, %d writers, %d B values, fdatasync'd, %d interleaved rounds\n", writers, valueSize, len(wr))
-	fmt.Fprintf(stdout, "  raw group commit (a) appending to its file, (b) into zeros written %d KiB ahead, as stowage writes its log\n", bench.RawZeroAhead>>10)
+	fmt.Fprintf(stdout, "  raw group commit (a) appending to its file, (b) into zeros written %d KiB ahead (a sync then grows no file)\n", bench.RawZeroAhead>>10)
 	fmt.Fprintf(stdout, "  %-6s %11s %11s %14s %8s %8s %36s %12s\n", "round", "(a) puts/s", "(b) puts/s", "stowage puts/s", "to (a)", "to (b)", "records per sync, (a) / (b) / stowage", "stowage p50")
 	ratios, zeroed := make([]float64, len(wr)), make([]float64, len(wr))
 	for i, r := range wr {
