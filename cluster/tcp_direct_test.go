@@ -234,10 +234,19 @@ func TestIncomingConnectionsCapped(t *testing.T) {
 	opts.MaxConnections = 2
 	srv := listenTCP(t, opts)
 	echoFrom(srv)
-	a, b := dialDirect(t, srv), dialDirect(t, srv)
-	if c := dialDirect(t, srv); !closedByPeer(c) {
-		t.Fatal("a third connection was served with MaxConnections 2")
+	// The member answers a pipe's preamble before it counts the
+	// connection, so which of three dialled at once is refused is not
+	// known: exactly one is.
+	var open []net.Conn
+	for _, c := range []net.Conn{dialDirect(t, srv), dialDirect(t, srv), dialDirect(t, srv)} {
+		if stillOpen(c, time.Second) {
+			open = append(open, c)
+		}
 	}
+	if len(open) != 2 {
+		t.Fatalf("%d of 3 connections served with MaxConnections 2, want 2", len(open))
+	}
+	a, b := open[0], open[1]
 	cli := listenTCP(t, quiet)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -246,7 +255,7 @@ func TestIncomingConnectionsCapped(t *testing.T) {
 	}
 	for i, c := range []net.Conn{a, b} {
 		if !stillOpen(c, 200*time.Millisecond) {
-			t.Fatalf("connection %d of the 2 allowed was closed", i+1)
+			t.Fatalf("connection %d of the 2 served was closed", i+1)
 		}
 	}
 	a.Close()
