@@ -121,6 +121,19 @@ type Truncater interface {
 	Truncate(size int64) error
 }
 
+// ZeroAheader is an optional interface of Writers on DurableAppend back
+// ends. ZeroAhead(n) has the writer keep at least n bytes of zeros written
+// past what was written, extended as writes reach them, so that a Sync
+// after a write that lands in them changes no file size: on ext4 and XFS
+// such a sync flushes data alone, without a journal commit (etcd and
+// PostgreSQL prepare their logs the same way). Close and Truncate cut the
+// zeros off, so a finished file holds only what was written; a file whose
+// writer died may end in them (record.Scanner takes zeros that run to the
+// end of its buffer as the end).
+type ZeroAheader interface {
+	ZeroAhead(n int64)
+}
+
 // Errors shared by every back end. Back ends wrap them so errors.Is works;
 // errors from the underlying client are wrapped in *fs.PathError.
 var (

@@ -264,23 +264,57 @@ type writer struct {
 	// writing has not yet covered or cut: Sync and Close cut them.
 	stale   int64
 	written int64
+	// ahead is how many bytes of zeros are kept written past written
+	// (ZeroAhead; 0: none), zeroed the end of those written so far.
+	ahead, zeroed int64
 }
 
-// cutStale cuts the old bytes of a recycled file past those written.
-func (w *writer) cutStale() error {
-	if w.stale <= w.written {
+// zeroBlock is what zeroAhead writes, as many times as it takes: one
+// block for every writer, which only reads it.
+var zeroBlock [64 << 10]byte
+
+// ZeroAhead implements fsbackend.ZeroAheader.
+func (w *writer) ZeroAhead(n int64) { w.ahead = max(0, n) }
+
+// zeroAhead writes zeros from the end of what was written or zeroed up to
+// ahead bytes past end, once end reaches past the zeros. pwrite leaves the
+// file offset, at which the next Write goes, where it is.
+func (w *writer) zeroAhead(end int64) error {
+	if w.ahead == 0 || end <= w.zeroed {
+		return nil
+	}
+	for from, to := max(w.zeroed, end), end+w.ahead; from < to; {
+		n, err := w.f.WriteAt(zeroBlock[:min(int64(len(zeroBlock)), to-from)], from)
+		if err != nil {
+			w.zeroed = to // some may be written: Close cuts up to here
+			return err
+		}
+		from += int64(n)
+		w.zeroed = from
+	}
+	return nil
+}
+
+// cut cuts the file back to the bytes written when it holds more, up to
+// end: a recycled file's old bytes (stale: Sync and Close), or also the
+// zeros written ahead (zeroed: Close, as the file is finished).
+func (w *writer) cut(end int64) error {
+	if end <= w.written {
 		return nil
 	}
 	if err := w.f.Truncate(w.written); err != nil {
 		return err
 	}
-	w.stale = w.written
+	w.stale, w.zeroed = min(w.stale, w.written), min(w.zeroed, w.written)
 	return nil
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, fsbackend.ErrClosed
+	}
+	if err := w.zeroAhead(w.written + int64(len(p))); err != nil {
+		return 0, err
 	}
 	n, err := w.f.Write(p)
 	w.written += int64(n)
@@ -291,7 +325,7 @@ func (w *writer) Sync() error {
 	if w.closed {
 		return fsbackend.ErrClosed
 	}
-	if err := w.cutStale(); err != nil {
+	if err := w.cut(w.stale); err != nil {
 		return err
 	}
 	if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
@@ -324,7 +358,7 @@ func (w *writer) Truncate(size int64) error {
 	if err := w.f.Truncate(size); err != nil {
 		return err
 	}
-	w.written, w.stale = size, min(w.stale, size)
+	w.written, w.stale, w.zeroed = size, min(w.stale, size), min(w.zeroed, size)
 	_, err := w.f.Seek(size, 0)
 	return err
 }
@@ -334,7 +368,7 @@ func (w *writer) Close() error {
 		return fsbackend.ErrClosed
 	}
 	w.closed = true
-	if err := w.cutStale(); err != nil {
+	if err := w.cut(max(w.stale, w.zeroed)); err != nil {
 		w.f.Close()
 		return err
 	}

@@ -368,6 +368,11 @@ type logRead struct {
 	maxVer map[int]mapstore.Version
 	// outside lists the partitions out of range that records named.
 	outside []int
+	// unfinished: the file's frames end before the file does, in zeros
+	// written ahead of them (fsbackend.ZeroAheader) or in a batch being
+	// written, so the file may take more records without its size
+	// changing. Its size then does not show that it is unchanged.
+	unfinished bool
 }
 
 // sorter sorts the records of one log file, or of a range of it, by
@@ -484,7 +489,14 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 	rejected := false
 	first := true
 	var links []link
-	buf, damages, err := s.readFrames(ctx, name, func(f record.Frame, off int64) bool {
+	var end int64 // past the last valid frame
+	s.mu.Lock()
+	lf := s.files[name]
+	active := lf != nil && lf.active
+	s.mu.Unlock()
+	written := active || s.writtenNow(name)
+	buf, damages, err := s.readFrames(ctx, name, written, func(f record.Frame, off int64) bool {
+		end = off + int64(record.HeaderSize+len(f.Payload))
 		if first {
 			first = false
 			if f.Type == typeLogHeader {
@@ -519,6 +531,7 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 	}
 	res := &st.res
 	res.size = int64(len(buf))
+	res.unfinished = end < res.size
 	if rejected {
 		res.segs = nil
 	}
@@ -532,12 +545,8 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 			res.segs[st.at[l.part]-1].link = l
 		}
 	}
-	s.mu.Lock()
-	lf := s.files[name]
-	active := lf != nil && lf.active
-	s.mu.Unlock()
 	for _, d := range damages {
-		if d.Tail && (active || s.writtenNow(name)) {
+		if d.Tail && written {
 			continue // a batch being written right now
 		}
 		s.damage(Damage{File: name, Offset: d.Offset, Length: d.Length, Reason: d.Err.Error(), Tail: d.Tail})
@@ -558,7 +567,14 @@ const readChunk = 256 << 10
 // first with the file's size. It returns the file's bytes (which frames
 // alias) and the damage found, exactly as record.Scanner finds them (none
 // once fn returned false).
-func (s *Store) readFrames(ctx context.Context, name string, fn func(f record.Frame, off int64) bool, opened func(size int64)) ([]byte, []record.Damage, error) {
+//
+// written says that a writer may be writing the file as it is read. Its
+// first bad frame then ends it, as a tail: it is where the writer was when
+// the read got there, whether past the end of the file or in the zeros
+// written ahead of its frames (fsbackend.ZeroAheader), which a batch may
+// be filling while they are read. Bytes read after it may be a later
+// batch's, written once the read had passed its start.
+func (s *Store) readFrames(ctx context.Context, name string, written bool, fn func(f record.Frame, off int64) bool, opened func(size int64)) ([]byte, []record.Damage, error) {
 	r, err := s.fs.Open(ctx, name)
 	if err != nil {
 		return nil, nil, err
@@ -609,6 +625,9 @@ func (s *Store) readFrames(ctx context.Context, name string, fn func(f record.Fr
 				return nil, nil, err
 			}
 			continue
+		}
+		if err != nil && written {
+			return buf, []record.Damage{{Offset: off, Length: size - off, Err: err, Tail: true}}, nil
 		}
 		if err != nil {
 			// Damage: read the rest and leave it to the scanner, whose

@@ -80,7 +80,7 @@ func (s *Store) scan(ctx context.Context) error {
 		for _, p := range res.outside {
 			s.damage(Damage{File: lf.name, Reason: fmt.Sprintf("record for partition %d of %d", p, s.parts)})
 		}
-		lf.maxVer = res.maxVer
+		lf.maxVer, lf.unfinished = res.maxVer, res.unfinished && !lf.own
 	}
 	collectAfterRead(read)
 	return nil

@@ -92,33 +92,50 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 		parts = append(parts, pt)
 		work <- pt
 	}
-	// walk cuts the file into ranges; false: it must be read in order.
-	walk := func() (bool, error) {
+	// walk cuts the file into ranges; not ok: it must be read in order;
+	// zeros: its frames end in zeros written ahead.
+	walk := func() (ok, zeros bool, err error) {
 		var off, start int64 // the end of the frames walked; of those sent
 		for {
 			if filled < size {
 				if err := fill(); err != nil {
-					return false, err
+					return false, false, err
 				}
 			}
 			if off == 0 {
 				// The header comes first, and must be this store's.
 				f, n, err := record.Decode(buf[:filled])
 				if err != nil {
-					return false, nil
+					return false, false, nil
 				}
 				if ok, _ := s.checkHeader(name, f); !ok {
-					return false, nil
+					return false, false, nil
 				}
 				off, start = int64(n), int64(n)
 			}
 			for off+record.HeaderSize <= filled {
 				if buf[off] != record.Magic0 || buf[off+1] != record.Magic1 {
-					return false, nil
+					// Zeros to the end are space written ahead of the
+					// frames (fsbackend.ZeroAheader): the end.
+					if buf[off] != 0 {
+						return false, false, nil
+					}
+					for filled < size {
+						if err := fill(); err != nil {
+							return false, false, err
+						}
+					}
+					if !record.IsZero(buf[off:]) {
+						return false, false, nil
+					}
+					if off > start {
+						dispatch(start, off)
+					}
+					return true, true, nil
 				}
 				l := int64(binary.LittleEndian.Uint32(buf[off+4 : off+8]))
 				if l > record.MaxPayload || off+record.HeaderSize+l > size {
-					return false, nil
+					return false, false, nil
 				}
 				if off+record.HeaderSize+l > filled {
 					break
@@ -131,16 +148,16 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 			}
 			if filled == size {
 				if off < size {
-					return false, nil // a torn tail
+					return false, false, nil // a torn tail
 				}
 				if off > start {
 					dispatch(start, off)
 				}
-				return true, nil
+				return true, false, nil
 			}
 		}
 	}
-	ok, err := walk()
+	ok, zeros, err := walk()
 	close(work)
 	wg.Wait()
 	if err != nil {
@@ -154,7 +171,7 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 	}
 	// A link frame is not a record: a file that holds one is read in
 	// order (readLog) instead.
-	res := logRead{size: size, maxVer: map[int]mapstore.Version{}}
+	res := logRead{size: size, maxVer: map[int]mapstore.Version{}, unfinished: zeros}
 	src := sourceOf(name, nil)
 	for _, pt := range parts {
 		pt.st.finish(buf)

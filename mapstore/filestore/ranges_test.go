@@ -83,6 +83,8 @@ func TestRangedReadGivesWhatOrderedReadGives(t *testing.T) {
 			return b
 		}},
 		{"torn tail", func(b []byte) []byte { return b[:len(b)-7] }},
+		{"zeros written ahead", func(b []byte) []byte { return append(b, make([]byte, 1<<20)...) }},
+		{"torn tail before zeros", func(b []byte) []byte { return append(b[:len(b)-7], make([]byte, 1<<20)...) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := c.spoil(append([]byte(nil), clean...))
@@ -109,8 +111,15 @@ func TestRangedReadGivesWhatOrderedReadGives(t *testing.T) {
 			if fmt.Sprint(rangedDamage) != fmt.Sprint(orderedDamage) {
 				t.Errorf("damage read in ranges: %v\nread in order: %v", rangedDamage, orderedDamage)
 			}
-			if c.name != "clean" && len(orderedDamage) == 0 {
-				t.Errorf("no damage found in the %s", c.name)
+			switch c.name {
+			case "clean", "zeros written ahead":
+				if len(orderedDamage) != 0 {
+					t.Errorf("damage found in the %s: %v", c.name, orderedDamage)
+				}
+			default:
+				if len(orderedDamage) == 0 {
+					t.Errorf("no damage found in the %s", c.name)
+				}
 			}
 		})
 	}

@@ -80,7 +80,8 @@ func (s *Store) refreshHelped(helped bool) {
 //     it, and had the time to read it back (it removes one that does not
 //     read back clean at once);
 //   - the log files of runs that are not live: each is read once after
-//     its run ended (unless its size shows it unchanged since it was read)
+//     its run ended (unless its size shows it unchanged since it was read
+//     and the read reached the end of the file's frames)
 //     to learn its per-partition highest versions, so that it can be
 //     collected, whether or not the store saw it at Open;
 //   - other runs' files that are gone, which it forgets.
@@ -132,7 +133,11 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 	}
 	have := map[string]state{}
 	for name, lf := range s.files {
-		if !lf.own {
+		switch {
+		case lf.own:
+		case lf.unfinished:
+			have[name] = state{-1, lf.final} // its size tells nothing
+		default:
 			have[name] = state{lf.size, lf.final}
 		}
 	}
@@ -242,7 +247,8 @@ func (s *Store) refresh(ctx context.Context, live liveness, waiting map[int]bool
 		if lf.counted {
 			s.logTotal -= lf.size
 		}
-		lf.size, lf.maxVer, lf.final, lf.counted = r.size, r.maxVer, true, true
+		// Its run ended: what the file holds now is all it will hold.
+		lf.size, lf.maxVer, lf.final, lf.counted, lf.unfinished = r.size, r.maxVer, true, true, false
 		s.logTotal += lf.size
 		for _, g := range r.segs {
 			p := g.part

@@ -146,7 +146,8 @@ func isContextErr(err error) bool {
 // reread lists the current generation once and reads, for the wanted
 // partitions, what the log holds of each and the snapshots; with
 // prefetch, also each one's newest snapshot, beside the log files. Log
-// files read recently, unchanged in size, are not read again.
+// files read recently, unchanged in size, are not read again (unless
+// their frames ended before the file: logRead.unfinished).
 func (s *Store) reread(ctx context.Context, want func(int) bool, prefetch bool) (rereadResult, error) {
 	// Records in this store's open file (SyncOpen back ends) are visible
 	// only once it is finished.
@@ -242,7 +243,8 @@ func (s *Store) snapJobs(ctx context.Context, snaps map[int]snapFile, pre []*sna
 }
 
 // lookup returns, for each log file, what a recent read of it found if
-// its size is unchanged since and none of the wanted partitions' records
+// its size is unchanged since (and the read reached its end: see
+// logRead.unfinished) and none of the wanted partitions' records
 // in it were handed out yet (they are taken from now on), or nil.
 func (r *rereads) lookup(logs []fsbackend.FileInfo, want func(int) bool) []*keptLog {
 	out := make([]*keptLog, len(logs))
@@ -250,7 +252,7 @@ func (r *rereads) lookup(logs []fsbackend.FileInfo, want func(int) bool) []*kept
 	defer r.mu.Unlock()
 	for i, fi := range logs {
 		k := r.files[fi.Name]
-		if k == nil || k.read.size != fi.Size {
+		if k == nil || k.read.size != fi.Size || k.read.unfinished {
 			continue
 		}
 		usable := true

@@ -202,6 +202,11 @@ type logFile struct {
 	// counted: the file is in logTotal, because this store may collect
 	// it (its own, or its run is not live).
 	counted bool
+	// unfinished: another run's file whose frames ended before the file
+	// when it was read (logRead.unfinished): its run may have written more
+	// without changing its size, so refresh reads it again once the run
+	// ended.
+	unfinished bool
 }
 
 type snapFile struct {

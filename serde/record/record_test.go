@@ -172,8 +172,12 @@ func scan(t testing.TB, b []byte) string {
 		parts = append(parts, describe(d))
 		at += d.Length
 	}
+	if z := s.ZeroTail(); z > 0 {
+		parts = append(parts, fmt.Sprintf("zeros@%d+%d", at, z))
+		at += z
+	}
 	if at != int64(len(b)) {
-		t.Fatalf("frames and damages cover %d bytes of %d", at, len(b))
+		t.Fatalf("frames, damages and zeros cover %d bytes of %d", at, len(b))
 	}
 	for i, d := range s.Damages() {
 		if d.Tail != (d.Offset+d.Length == int64(len(b))) || (d.Tail && i != len(s.Damages())-1) {
@@ -230,8 +234,15 @@ func TestScanner(t *testing.T) {
 			`frame@0 P "a123"; damage@16+4 (bad magic); frame@20 P "b123"; end@36`},
 		{"torn tail", five[:4*fs+7],
 			`frame@0 P "a123"; frame@16 P "b123"; frame@32 P "c123"; frame@48 P "d123"; damage@64+7 (frame runs past the end of the data) tail; end@64`},
+		// Zeros written ahead of the frames and left by a writer that
+		// died: the end, not damage.
 		{"zeroed tail", append(bytes.Clone(five[:2*fs]), make([]byte, 30)...),
-			`frame@0 P "a123"; frame@16 P "b123"; damage@32+30 (bad magic) tail; end@32`},
+			`frame@0 P "a123"; frame@16 P "b123"; zeros@32+30; end@32`},
+		{"only zeros", make([]byte, 40), `zeros@0+40; end@0`},
+		{"torn frame before zeros", append(bytes.Clone(five[:2*fs+9]), make([]byte, 30)...),
+			`frame@0 P "a123"; frame@16 P "b123"; damage@32+39 (checksum mismatch) tail; end@32`},
+		{"zeros between frames", append(append(bytes.Clone(five[:fs]), make([]byte, 20)...), five[fs:2*fs]...),
+			`frame@0 P "a123"; damage@16+20 (bad magic); frame@36 P "b123"; end@52`},
 		{"only garbage", []byte("not a frame at all"), `damage@0+18 (bad magic) tail; end@0`},
 		{"two damaged frames in a row", mod(func(b []byte) []byte { b[fs+13] ^= 1; b[2*fs+13] ^= 1; return b }),
 			`frame@0 P "a123"; damage@16+32 (checksum mismatch); frame@48 P "d123"; frame@64 P "e123"; end@80`},

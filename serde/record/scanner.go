@@ -1,6 +1,9 @@
 package record
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Damage describes a run of bytes that held no valid frame.
 type Damage struct {
@@ -14,17 +17,23 @@ type Damage struct {
 }
 
 // Scanner iterates over the frames in a buffer, skipping and reporting
-// damage. A Scanner is not safe for concurrent use.
+// damage. Zero bytes that run from the end of the last frame to the end of
+// the buffer are not damage: a writer may write zeros ahead of its frames
+// (fsbackend.ZeroAheader) and die before it cuts them. A Scanner is not
+// safe for concurrent use.
 type Scanner struct {
 	buf     []byte
 	off     int
 	frame   Frame
 	start   int
 	damages []Damage
+	// zerosAt is where the zeros that end the buffer start (-1: none
+	// found).
+	zerosAt int
 }
 
 // NewScanner returns a scanner over buf. The frames it returns alias buf.
-func NewScanner(buf []byte) *Scanner { return &Scanner{buf: buf} }
+func NewScanner(buf []byte) *Scanner { return &Scanner{buf: buf, zerosAt: -1} }
 
 // Next advances to the next valid frame and reports whether there is one.
 func (s *Scanner) Next() bool {
@@ -36,6 +45,10 @@ func (s *Scanner) Next() bool {
 			return true
 		}
 		bad := s.off
+		if IsZero(s.buf[bad:]) {
+			s.zerosAt, s.off = bad, len(s.buf)
+			return false
+		}
 		next := s.resync(bad + 1)
 		d := Damage{Offset: int64(bad), Length: int64(next - bad), Err: err, Tail: next == len(s.buf)}
 		s.damages = append(s.damages, d)
@@ -67,12 +80,41 @@ func (s *Scanner) Frame() Frame { return s.frame }
 // Offset returns the offset in the buffer of the frame returned by Frame.
 func (s *Scanner) Offset() int64 { return int64(s.start) }
 
-// End returns the offset just past the last valid frame seen so far.
+// End returns the offset just past the last valid frame seen so far (or
+// past the damage after it, unless that runs to the end of the buffer).
 func (s *Scanner) End() int64 {
+	if s.zerosAt >= 0 {
+		return int64(s.zerosAt)
+	}
 	if len(s.damages) > 0 && s.damages[len(s.damages)-1].Tail {
 		return s.damages[len(s.damages)-1].Offset
 	}
 	return int64(s.off)
+}
+
+// ZeroTail returns how many zero bytes end the buffer after the last
+// frame: space written ahead that no frame took (0 if none was found).
+func (s *Scanner) ZeroTail() int64 {
+	if s.zerosAt < 0 {
+		return 0
+	}
+	return int64(len(s.buf) - s.zerosAt)
+}
+
+// IsZero reports whether b holds only zero bytes.
+func IsZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Damages returns the damage found so far, in offset order.
