@@ -490,11 +490,13 @@ func (s *Store) readLog(ctx context.Context, name string, want func(int) bool, u
 	first := true
 	var links []link
 	var end int64 // past the last valid frame
+	// This run's segment is being written while it is active, and from
+	// before the writer records it as such.
 	s.mu.Lock()
 	lf := s.files[name]
-	active := lf != nil && lf.active
+	written := runOf(name) == s.run && (lf == nil || lf.active)
 	s.mu.Unlock()
-	written := active || s.writtenNow(name)
+	written = written || s.writtenNow(name)
 	buf, damages, err := s.readFrames(ctx, name, written, func(f record.Frame, off int64) bool {
 		end = off + int64(record.HeaderSize+len(f.Payload))
 		if first {
