@@ -140,13 +140,17 @@ func (o TCPOptions) validate() error {
 //
 // A TCPTransport is safe for concurrent use.
 type TCPTransport struct {
-	opts   TCPOptions
-	ln     net.Listener
-	addr   string
-	ymx    *yamux.Config
-	log    *slog.Logger
-	ctx    context.Context // ends with Close
-	cancel context.CancelFunc
+	opts TCPOptions
+	ln   net.Listener
+	addr string
+	ymx  *yamux.Config
+	log  *slog.Logger
+	// refusedBusy and refusedPeer log connections refused past the
+	// transport's limits, and those that fail to authenticate or break
+	// the protocol (see refusalLog).
+	refusedBusy, refusedPeer *refusalLog
+	ctx                      context.Context // ends with Close
+	cancel                   context.CancelFunc
 
 	handler atomic.Pointer[Handler]
 	tls     *tlsState     // nil without Security
@@ -212,6 +216,7 @@ func ListenTCP(addr string, opts TCPOptions) (*TCPTransport, error) {
 		hsSlots: make(chan struct{}, opts.MaxHandshakes),
 		tasks:   make(chan *servedTask),
 	}
+	t.refusedBusy, t.refusedPeer = newRefusalLog(t.log), newRefusalLog(t.log)
 	if t.addr == "" {
 		t.addr = ln.Addr().String()
 	}

@@ -131,21 +131,19 @@ func (t *TCPTransport) route(conn net.Conn) (direct *directConn, session net.Con
 	}
 	var rest [len(directPreamble) - 1]byte
 	if _, err := io.ReadFull(conn, rest[:]); err != nil || [len(rest)]byte(directPreamble[1:]) != rest {
-		t.log.Warn("member connection refused: an unknown preamble", "remote", conn.RemoteAddr().String())
+		t.refusedPeer.warn("member connection refused: an unknown preamble", "remote", conn.RemoteAddr().String())
 		conn.Close()
 		return nil, nil, false
 	}
-	conn.SetDeadline(time.Now().Add(t.opts.HandshakeTimeout))
-	if _, err := conn.Write([]byte{directAck}); err != nil {
-		conn.Close()
-		return nil, nil, false
-	}
-	conn.SetDeadline(time.Time{})
+	conn.SetReadDeadline(time.Time{})
 	return &directConn{Conn: conn, done: make(chan struct{})}, nil, true
 }
 
-// serveDirect serves a direct pipe connection: its first frame opens the
-// pipe, as on a session stream, and servePipe serves it until it ends.
+// serveDirect serves a direct pipe connection: it is counted among the
+// incoming connections, and only then is the preamble answered, so that a
+// dialer past MaxConnections sees the connection closed without an
+// answer. Its first frame opens the pipe, as on a session stream, and
+// servePipe serves it until it ends.
 func (t *TCPTransport) serveDirect(dc *directConn, leaf *x509.Certificate) {
 	if !t.track(dc, dc.RemoteAddr()) {
 		return
@@ -153,13 +151,18 @@ func (t *TCPTransport) serveDirect(dc *directConn, leaf *x509.Certificate) {
 	go func() {
 		defer t.wg.Done()
 		defer t.untrack(dc)
+		dc.SetWriteDeadline(time.Now().Add(t.opts.HandshakeTimeout))
+		if _, err := dc.Write([]byte{directAck}); err != nil {
+			return
+		}
+		dc.SetWriteDeadline(time.Time{})
 		var req frameHeader
 		if err := readHeader(dc, &req); err != nil {
 			t.refuse(dc, err)
 			return
 		}
 		if req.Method != pipeMethod {
-			t.log.Warn("member connection refused: a direct connection that opens no pipe", "remote", dc.RemoteAddr().String())
+			t.refusedPeer.warn("member connection refused: a direct connection that opens no pipe", "remote", dc.RemoteAddr().String())
 			return
 		}
 		if _, err := readBody(dc, 0); err != nil {

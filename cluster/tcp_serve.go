@@ -48,7 +48,7 @@ func (t *TCPTransport) acceptLoop() {
 			select {
 			case t.hsSlots <- struct{}{}:
 			default:
-				t.log.Warn("too many connections awaiting authentication; closing one", "remote", conn.RemoteAddr().String())
+				t.refusedBusy.warn("too many connections awaiting authentication; closing one", "remote", conn.RemoteAddr().String())
 				conn.Close()
 				continue
 			}
@@ -87,10 +87,10 @@ func (t *TCPTransport) handshake(conn net.Conn) (*x509.Certificate, net.Conn) {
 		case errors.As(err, &rh):
 			// Not TLS at all: a member without hazelcast.network.ssl, or
 			// a stranger. Members with and without it do not talk.
-			t.log.Warn("member connection refused: the peer does not speak TLS; every member needs hazelcast.network.ssl with the same credentials (it cannot be turned on one member at a time)",
+			t.refusedPeer.warn("member connection refused: the peer does not speak TLS; every member needs hazelcast.network.ssl with the same credentials (it cannot be turned on one member at a time)",
 				"remote", conn.RemoteAddr().String())
 		default:
-			t.log.Warn("member connection refused: authentication failed", "remote", conn.RemoteAddr().String(), "err", err)
+			t.refusedPeer.warn("member connection refused: authentication failed", "remote", conn.RemoteAddr().String(), "err", err)
 		}
 		conn.Close()
 		return nil, nil
@@ -125,7 +125,7 @@ func (t *TCPTransport) track(c io.Closer, remote net.Addr) bool {
 		return false
 	}
 	if len(t.inbound) >= t.opts.MaxConnections {
-		t.log.Warn("member connection refused: too many incoming connections", "remote", remote.String(), "max", t.opts.MaxConnections)
+		t.refusedBusy.warn("member connection refused: too many incoming connections", "remote", remote.String(), "max", t.opts.MaxConnections)
 		c.Close()
 		return false
 	}
@@ -280,7 +280,7 @@ func (t *TCPTransport) handle(ctx context.Context, from, method string, body []b
 // rest of the oversized request from being sent.
 func (t *TCPTransport) refuse(sess peerConn, err error) {
 	if errors.Is(err, ErrTooLarge) {
-		t.log.Warn("request refused; closing the connection", "remote", sess.RemoteAddr().String(), "err", err)
+		t.refusedPeer.warn("request refused; closing the connection", "remote", sess.RemoteAddr().String(), "err", err)
 		sess.Close()
 		return
 	}
