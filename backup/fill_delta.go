@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/stowage/stowage/cluster"
@@ -51,13 +52,14 @@ func (r *Replicator) fillData(ctx context.Context, b string, req fillReq, async 
 // digestOf asks backup b to sum up its copy of partition p; nil when it
 // holds none or does not answer within wait.
 //
-// A backup whose table is older than this owner's answers stale: it
-// fetched the newest table from the master, but a master publishing a
-// table installs it only once enough members took it, so a member that
-// took it already (this owner) can ask before the master answers with
-// it. The question is asked again within wait: b gets the table from the
-// master's push, and a fill sent whole for want of a digest would cost
-// what the delta saves.
+// A backup whose table is older than this owner's answers stale, or
+// refuses the question when its table does not name this owner as a
+// replica of p: it fetched the newest table from the master, but a master
+// publishing a table installs it only once enough members took it, so a
+// member that took it already (this owner) can ask before the master
+// answers with it. The question is asked again within wait: b gets the
+// table from the master's push, and a fill sent whole for want of a
+// digest would cost what the delta saves.
 func (r *Replicator) digestOf(ctx context.Context, b string, p int, wait time.Duration) []Digest {
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -68,11 +70,13 @@ func (r *Replicator) digestOf(ctx context.Context, b string, p int, wait time.Du
 			return nil
 		}
 		resp, err := r.p.Call(dctx, a, mDigest, cluster.Encode(digestReq{P: p}))
-		if err != nil {
-			return nil
-		}
 		var ans digestAns
-		if cluster.Decode(resp, &ans) != nil {
+		switch {
+		case errors.Is(err, cluster.ErrNotReplica):
+			ans.Code = codeStale
+		case err != nil:
+			return nil
+		case cluster.Decode(resp, &ans) != nil:
 			return nil
 		}
 		switch {

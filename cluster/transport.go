@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Handler serves one request from another member: from is the caller's
@@ -85,13 +86,16 @@ func (e *RemoteError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrNoHandler) true for a member that is
-// not serving yet.
+// not serving yet, and errors.Is(err, ErrNotReplica) for one whose table
+// does not name the caller as a replica of the partition it called about.
 func (e *RemoteError) Unwrap() error {
-	switch e.Message {
-	case ErrNoHandler.Error():
+	switch {
+	case e.Message == ErrNoHandler.Error():
 		return ErrNoHandler
-	case ErrNotMember.Error():
+	case e.Message == ErrNotMember.Error():
 		return ErrNotMember
+	case strings.HasPrefix(e.Message, ErrNotReplica.Error()+":"):
+		return ErrNotReplica
 	}
 	return nil
 }

@@ -236,6 +236,30 @@ func TestTransportRemoteError(t *testing.T) {
 	})
 }
 
+// A member whose table does not name the caller as a replica refuses a
+// replicated method with ErrNotReplica, and the caller can tell that
+// refusal from a handler's own error: it may ask again once the member has
+// the newer table.
+func TestTransportNotReplicaRecognised(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, env trEnv) {
+		a, b := env.listen(), env.listen()
+		b.SetHandler(func(ctx context.Context, from, method string, body []byte) ([]byte, error) {
+			if string(body) == "refuse" {
+				return nil, fmt.Errorf("%w: digest of partition 2 from %s, which the table does not name as its replica", cluster.ErrNotReplica, from)
+			}
+			return nil, errors.New(cluster.ErrNotReplica.Error() + " in the words of a handler")
+		})
+		_, err := a.Call(callCtx(t), b.Addr(), "digest", []byte("refuse"))
+		if !cluster.IsRemote(err) || !errors.Is(err, cluster.ErrNotReplica) {
+			t.Errorf("refusal %v: remote %v, ErrNotReplica %v; want both", err, cluster.IsRemote(err), errors.Is(err, cluster.ErrNotReplica))
+		}
+		_, err = a.Call(callCtx(t), b.Addr(), "digest", []byte("other"))
+		if err == nil || errors.Is(err, cluster.ErrNotReplica) {
+			t.Errorf("another error %v taken for ErrNotReplica", err)
+		}
+	})
+}
+
 func TestTransportNoHandler(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, env trEnv) {
 		a, b := env.listen(), env.listen()
