@@ -12,7 +12,7 @@
 //	mapstore, checkpoint
 //	config
 //	fsbackend, serde                 (serde/keyhash: the key hash of the storage format)
-//	internal/parallel                (a bounded loop, for anyone)
+//	internal/parallel                (a bounded loop, for anyone; likewise internal/prefault)
 //
 // A lower package that must call a higher one does so through an
 // interface it defines itself (memberlist's delegate style).

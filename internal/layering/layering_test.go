@@ -37,6 +37,7 @@ var layers = map[string]int{
 	"internal/logscrub": 90,
 	"internal/mpack":    90,
 	"internal/endctx":   90,
+	"internal/prefault": 90,
 }
 
 // groupOf returns the group of a package path below the module: the

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/internal/prefault"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/serde/record"
 )
@@ -594,6 +595,7 @@ func (s *Store) readFrames(ctx context.Context, name string, written bool, fn fu
 	size := r.Size()
 	opened(size)
 	buf := make([]byte, size)
+	prefault.Bytes(buf) // the pages in one call, not a fault each
 	chunk := size
 	if s.fs.Capabilities().DurableAppend {
 		chunk = readChunk

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/stowage/stowage/fsbackend"
+	"github.com/stowage/stowage/internal/prefault"
 	"github.com/stowage/stowage/mapstore"
 	"github.com/stowage/stowage/serde/record"
 )
@@ -47,6 +48,7 @@ func (s *Store) readLogRanged(ctx context.Context, name string, want func(int) b
 	defer r.Close()
 	size := r.Size()
 	buf := make([]byte, size)
+	prefault.Bytes(buf) // the pages in one call, not a fault each
 	var filled int64
 	fill := func() error {
 		to := min(size, filled+readChunk)
