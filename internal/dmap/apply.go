@@ -21,7 +21,7 @@ func (c *heldMap) applyBackup(p *fragment, req *backup.Record, revert bool) erro
 	if revert {
 		if cur, ok := p.entries[k]; ok && cur.ver == rv || !ok && req.Rec.D {
 			if req.PrevOK {
-				p.entries[k] = c.stamp(entry{val: req.Prev.V, ver: req.Prev.R.Version(), exp: req.Prev.X}, nowNanos())
+				p.entries[k] = c.stamp(entry{data: valData(req.Prev.V), ver: req.Prev.R.Version(), exp: req.Prev.X}, nowNanos())
 			} else {
 				delete(p.entries, k)
 			}
@@ -39,7 +39,7 @@ func (c *heldMap) applyBackup(p *fragment, req *backup.Record, revert bool) erro
 		if req.Rec.D {
 			delete(p.entries, k)
 		} else {
-			p.entries[k] = c.stamp(entry{val: req.Rec.V, ver: rv, exp: req.Rec.X}, nowNanos())
+			p.entries[k] = c.stamp(entry{data: valData(req.Rec.V), ver: rv, exp: req.Rec.X}, nowNanos())
 		}
 	}
 	if p.ver.Less(rv) {

@@ -295,7 +295,7 @@ func (c *heldMap) bulkOne(ctx context.Context, req *bulkReq, i int, key []byte) 
 			a := errAns(err)
 			return bulkItem{Code: a.Code, Msg: a.Msg, err: err}
 		}
-		return bulkItem{Val: got.val, Had: ok}
+		return bulkItem{Val: got.val(), Had: ok}
 	}
 	o := &op{kind: req.Kind, ttl: time.Duration(req.TTL), ttlSet: req.TTLSet}
 	if req.Kind == opPut {

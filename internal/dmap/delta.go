@@ -43,7 +43,7 @@ func (c *heldMap) deltaKeep(p *fragment, d *backup.Delta) (map[string]entry, err
 
 // sumEntry is an entry as a digest sums it (as export sends it).
 func sumEntry(k string, e entry) backup.Entry {
-	return backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp}
+	return backup.Entry{K: []byte(k), V: e.val(), R: backup.VerOf(e.ver), X: e.exp}
 }
 
 // deltaKeeps runs deltaKeep for every map part of data that is a delta,

@@ -124,16 +124,16 @@ func (c *heldMap) stamp(e entry, now int64) entry {
 func (c *heldMap) decideAt(o *op, prev entry, had bool, now int64) (d Decision, exp int64, old []byte, live bool) {
 	live = had && !c.dead(prev, now)
 	if live {
-		old = prev.val
+		old = prev.val()
 	}
 	switch o.kind {
 	case opExpire:
-		return Decision{Write: had && !live && prev.ver == o.expVer, Delete: true}, 0, prev.val, live
+		return Decision{Write: had && !live && prev.ver == o.expVer, Delete: true}, 0, prev.val(), live
 	case opSetTTL:
 		if !live {
 			return Decision{}, 0, nil, false
 		}
-		return Decision{Write: true, Value: prev.val}, c.deadline(o, now), old, true
+		return Decision{Write: true, Value: prev.val()}, c.deadline(o, now), old, true
 	}
 	d = o.decide(old, prev.ver, live)
 	if d.Write && !d.Delete {

@@ -84,7 +84,7 @@ func (e *Engine) onOp(ctx context.Context, req *opReq) opAns {
 		if err != nil {
 			return errAns(err)
 		}
-		return opAns{Old: got.val, Had: ok, Ver: backup.VerOf(got.ver)}
+		return opAns{Old: got.val(), Had: ok, Ver: backup.VerOf(got.ver)}
 	}
 	c, err := e.hold(ctx, req.Map)
 	if err != nil {

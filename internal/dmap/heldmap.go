@@ -88,12 +88,24 @@ func (c *heldMap) waitEager(ctx context.Context) error {
 	}
 }
 
+// entry is one key's value in memory. The value's bytes are held as a
+// string (never changed, often shared with what the store read or the
+// request carried): 16 bytes where a slice takes 24, so that a map slot,
+// key and entry, is 64 bytes. An EAGER load of a million entries faults
+// in the pages of the maps it makes; a slot an eighth smaller is an
+// eighth fewer.
 type entry struct {
-	val    []byte
+	data   string // the value's bytes; see val and valData
 	ver    mapstore.Version
 	exp    int64 // expiry deadline, Unix nanoseconds (0: none); see expiry.go
 	access int64 // last access here, Unix nanoseconds (max idle; not replicated)
 }
+
+// val returns the entry's value, sharing its bytes (nil for nil).
+func (e entry) val() []byte { return unsafe.Slice(unsafe.StringData(e.data), len(e.data)) }
+
+// valData holds b for entry.data, sharing its bytes: b must not change.
+func valData(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // fragment is one partition of one map on this member.
 type fragment struct {
@@ -160,7 +172,7 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			if r.Deleted {
 				delete(entries, k)
 			} else {
-				entries[k] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
+				entries[k] = c.stamp(entry{data: valData(r.Value), ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
@@ -180,13 +192,13 @@ func (c *heldMap) loadFromStore(ctx context.Context, p *fragment) (mapstore.Vers
 			case r.Deleted:
 				delete(entries, string(r.Key))
 			default:
-				entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
+				entries[string(r.Key)] = c.stamp(entry{data: valData(r.Value), ver: r.Version, exp: r.Expires}, now)
 			}
 			return nil
 		})
 	} else {
 		err = c.store.LoadPartition(ctx, p.id, func(r mapstore.Record) error {
-			entries[string(r.Key)] = c.stamp(entry{val: r.Value, ver: r.Version, exp: r.Expires}, now)
+			entries[string(r.Key)] = c.stamp(entry{data: valData(r.Value), ver: r.Version, exp: r.Expires}, now)
 			if maxV.Less(r.Version) {
 				maxV = r.Version
 			}
@@ -298,7 +310,7 @@ func (c *heldMap) snapshotSource(ctx context.Context, id int) ([]mapstore.Record
 	for k, e := range p.entries {
 		// The key's bytes are the map's string's, not a copy: a store
 		// only reads them (mapstore.SnapshotSource).
-		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: unsafe.Slice(unsafe.StringData(k), len(k)), Value: e.val, Expires: e.exp})
+		out = append(out, mapstore.Record{Partition: id, Version: e.ver, Key: unsafe.Slice(unsafe.StringData(k), len(k)), Value: e.val(), Expires: e.exp})
 	}
 	return out, upto, nil
 }
@@ -310,7 +322,7 @@ func (c *heldMap) liveSizes(_ context.Context, id int, fn func(keyLen, valueLen 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, e := range p.entries {
-		fn(len(k), len(e.val), e.ver, e.exp)
+		fn(len(k), len(e.data), e.ver, e.exp)
 	}
 	return nil
 }
@@ -333,7 +345,7 @@ func (c *heldMap) export(p *fragment, owner bool) backup.MapPart {
 		}
 	}
 	for k, e := range p.entries {
-		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp})
+		mp.Entries = append(mp.Entries, backup.Entry{K: []byte(k), V: e.val(), R: backup.VerOf(e.ver), X: e.exp})
 	}
 	mp.Pending = p.pendingEntries()
 	return mp
@@ -349,7 +361,7 @@ func (c *heldMap) replace(p *fragment, mp backup.MapPart, keep map[string]entry)
 		entries[k] = e
 	}
 	for _, e := range mp.Entries {
-		entries[string(e.K)] = c.stamp(entry{val: e.V, ver: e.R.Version(), exp: e.X}, now)
+		entries[string(e.K)] = c.stamp(entry{data: valData(e.V), ver: e.R.Version(), exp: e.X}, now)
 	}
 	p.mu.Lock()
 	p.entries = entries
@@ -396,7 +408,7 @@ func (c *heldMap) sizeBytes(p *fragment) (n int, b int64) {
 			continue
 		}
 		n++
-		b += int64(len(k) + len(e.val))
+		b += int64(len(k) + len(e.data))
 	}
 	return n, b
 }

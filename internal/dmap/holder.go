@@ -308,7 +308,7 @@ func (h holder) RewriteAbove(ctx context.Context, p int) error {
 				e.ver = pt.ver
 				pt.entries[string(k)] = e
 			}
-			recs = append(recs, mapstore.Record{Partition: p, Version: pt.ver, Key: k, Value: e.val, Deleted: !ok, Expires: e.exp})
+			recs = append(recs, mapstore.Record{Partition: p, Version: pt.ver, Key: k, Value: e.val(), Deleted: !ok, Expires: e.exp})
 		}
 		pt.applied = pt.ver.Seq
 		pt.mu.Unlock()

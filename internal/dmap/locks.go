@@ -225,7 +225,7 @@ func (c *heldMap) lockedByOther(key []byte, owner string) (bool, time.Time) {
 	if !ok {
 		return false, time.Time{}
 	}
-	st, live := c.n.liveLock(e.val, time.Now())
+	st, live := c.n.liveLock(e.val(), time.Now())
 	if !live || (owner != "" && st.Owner == owner) {
 		return false, time.Time{}
 	}
@@ -454,7 +454,7 @@ func (e *Engine) clearStaleLocks(ctx context.Context) {
 			var stale []string
 			pt.mu.Lock()
 			for k, en := range pt.entries {
-				if _, live := e.liveLock(en.val, now); !live {
+				if _, live := e.liveLock(en.val(), now); !live {
 					stale = append(stale, k)
 				}
 			}

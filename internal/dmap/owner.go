@@ -81,8 +81,8 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 	)
 	if o.kind == opLock {
 		// A lock entry has no time to live: its lease is in its value.
-		d = c.n.lockDecider(o.val)(prev.val, had)
-		seen, live = prev.val, had
+		d = c.n.lockDecider(o.val)(prev.val(), had)
+		seen, live = prev.val(), had
 	} else {
 		d, exp, seen, live = c.decideAt(o, prev, had, now)
 	}
@@ -105,7 +105,7 @@ func (c *heldMap) update(ctx context.Context, key []byte, o *op) (opResult, erro
 		if d.Delete {
 			delete(p.entries, k)
 		} else {
-			p.entries[k] = c.stamp(entry{val: d.Value, ver: ver, exp: exp}, now)
+			p.entries[k] = c.stamp(entry{data: valData(d.Value), ver: ver, exp: exp}, now)
 		}
 		res.ver = ver
 		if c.wb != nil {
@@ -262,7 +262,7 @@ func (c *heldMap) undo(p *fragment, r mapstore.Record, prev entry, had bool, sen
 		p.inflight[cv.Seq] = struct{}{}
 		p.mu.Unlock()
 		comp = cv.Seq
-		cr := mapstore.Record{Partition: p.id, Version: cv, Key: r.Key, Value: prev.val, Deleted: !had, Expires: prev.exp}
+		cr := mapstore.Record{Partition: p.id, Version: cv, Key: r.Key, Value: prev.val(), Deleted: !had, Expires: prev.exp}
 		if err := c.storeRecord(ctx, cr); err != nil {
 			c.n.log.Error("stowage: could not undo a failed write in the store; the key may show the failed value after a restart",
 				"map", c.name, "partition", p.id, "err", err)
@@ -271,7 +271,7 @@ func (c *heldMap) undo(p *fragment, r mapstore.Record, prev entry, had bool, sen
 		delete(p.inflight, cv.Seq)
 		p.mu.Unlock()
 	}
-	sent.Revert(had, backup.Entry{K: r.Key, V: prev.val, R: backup.VerOf(prev.ver), X: prev.exp}, comp)
+	sent.Revert(had, backup.Entry{K: r.Key, V: prev.val(), R: backup.VerOf(prev.ver), X: prev.exp}, comp)
 }
 
 // prepareMapPart makes one map's partition ready on an active owner (a

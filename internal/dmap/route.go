@@ -53,7 +53,7 @@ func (e *Engine) do(ctx context.Context, c *heldMap, key []byte, o *op) (opResul
 			if o.kind == opGet && o.fn == nil {
 				var got entry
 				got, res.had, err = c.read(ctx, key)
-				res.old, res.ver = got.val, got.ver
+				res.old, res.ver = got.val(), got.ver
 			} else {
 				res, err = c.update(ctx, key, o)
 			}
@@ -189,7 +189,7 @@ func (c *heldMap) ownedEntries(ctx context.Context, p int) ([]backup.Entry, erro
 		if c.dead(e, now) {
 			continue
 		}
-		out = append(out, backup.Entry{K: []byte(k), V: e.val, R: backup.VerOf(e.ver), X: e.exp})
+		out = append(out, backup.Entry{K: []byte(k), V: e.val(), R: backup.VerOf(e.ver), X: e.exp})
 	}
 	return out, nil
 }

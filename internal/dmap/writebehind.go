@@ -231,7 +231,7 @@ func (c *heldMap) behindRecords(batch []*wbItem) (recs []mapstore.Record, covers
 		p := c.parts[it.rec.Partition]
 		p.mu.Lock()
 		if e, ok := p.entries[string(it.rec.Key)]; ok {
-			recs[i] = mapstore.Record{Partition: p.id, Version: e.ver, Key: it.rec.Key, Value: e.val, Expires: e.exp}
+			recs[i] = mapstore.Record{Partition: p.id, Version: e.ver, Key: it.rec.Key, Value: e.val(), Expires: e.exp}
 			if covers[i].Less(e.ver) {
 				covers[i] = e.ver
 			}
