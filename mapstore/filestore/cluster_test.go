@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,27 @@ func (m *ownModel) liveBytes() int64 {
 		}
 	}
 	return n
+}
+
+// damageLog collects the damage the stores it gave options to report.
+type damageLog struct {
+	mu  sync.Mutex
+	got []filestore.Damage
+}
+
+func (l *damageLog) options() filestore.Options {
+	return filestore.Options{OnDamage: func(d filestore.Damage) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.got = append(l.got, d)
+	}}
+}
+
+// all returns the damage reported so far.
+func (l *damageLog) all() []filestore.Damage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got)
 }
 
 // member is one cluster member's store and memory.
@@ -410,26 +432,16 @@ func TestLiveRunsUnfinishedBatchIsNotDamage(t *testing.T) {
 	}
 	seg.Write([]byte{0xF7, 0x5A, 1, 'P', 100, 0, 0, 0, 1, 2, 3})
 	seg.Close()
-	var damages []filestore.Damage
-	var mu sync.Mutex
-	opts := filestore.Options{OnDamage: func(d filestore.Damage) {
-		mu.Lock()
-		defer mu.Unlock()
-		damages = append(damages, d)
-	}}
-	b := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
-	mu.Lock()
-	if len(damages) != 0 {
+	var dl damageLog
+	b := openMember(t, e.fs, &runs, dl.options(), func(int) bool { return false })
+	if damages := dl.all(); len(damages) != 0 {
 		t.Fatalf("live run's unfinished batch reported: %v", damages)
 	}
-	mu.Unlock()
 	runs.set(a.run, false)
-	c := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
-	mu.Lock()
-	if len(damages) != 1 || !damages[0].Tail {
+	c := openMember(t, e.fs, &runs, dl.options(), func(int) bool { return false })
+	if damages := dl.all(); len(damages) != 1 || !damages[0].Tail {
 		t.Fatalf("want the ended run's torn tail reported once, got %v", damages)
 	}
-	mu.Unlock()
 	for _, mb := range []*member{c, b, a} {
 		mb.close(&runs)
 	}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stowage/stowage/fsbackend/local"
@@ -198,38 +197,28 @@ func TestLiveRunsFramesEndAtZeros(t *testing.T) {
 		t.Fatal("the segment does not end in zeros written ahead")
 	}
 
-	var damages []filestore.Damage
-	var mu sync.Mutex
-	opts := filestore.Options{OnDamage: func(d filestore.Damage) {
-		mu.Lock()
-		defer mu.Unlock()
-		damages = append(damages, d)
-	}}
+	var dl damageLog
 	ctx := context.Background()
-	b := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
+	b := openMember(t, e.fs, &runs, dl.options(), func(int) bool { return false })
 	defer b.close(&runs)
 	for key, want := range map[string]bool{"k": true, "late": false} {
 		if _, ok, err := b.s.Load(ctx, []byte(key)); err != nil || ok != want {
 			t.Fatalf("live run's segment: %q found %v (%v), want %v", key, ok, err, want)
 		}
 	}
-	mu.Lock()
-	if len(damages) != 0 {
+	if damages := dl.all(); len(damages) != 0 {
 		t.Fatalf("live run's segment read with damage %v", damages)
 	}
-	mu.Unlock()
 
 	runs.set(a.run, false)
-	c := openMember(t, e.fs, &runs, opts, func(int) bool { return false })
+	c := openMember(t, e.fs, &runs, dl.options(), func(int) bool { return false })
 	defer c.close(&runs)
 	for _, key := range []string{"k", "late"} {
 		if _, ok, err := c.s.Load(ctx, []byte(key)); err != nil || !ok {
 			t.Fatalf("ended run's segment: %q found %v (%v)", key, ok, err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(damages) == 0 || damages[0].Tail {
+	if damages := dl.all(); len(damages) == 0 || damages[0].Tail {
 		t.Fatalf("want the zeros between the ended run's frames reported as damage, got %v", damages)
 	}
 }
