@@ -314,7 +314,13 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, fsbackend.ErrClosed
 	}
 	if err := w.zeroAhead(w.written + int64(len(p))); err != nil {
-		return 0, err
+		// No room for the zeros (a disk nearly full) need not mean no
+		// room for p: the zeros written go again, the file goes on
+		// without them, and p's own write decides.
+		w.ahead = 0
+		if err := w.cut(w.zeroed); err != nil {
+			return 0, err
+		}
 	}
 	n, err := w.f.Write(p)
 	w.written += int64(n)
