@@ -265,7 +265,7 @@ type writer struct {
 	stale   int64
 	written int64
 	// ahead is how many bytes of zeros are kept written past written
-	// (ZeroAhead; 0: none), zeroed the end of those written so far.
+	// (ZeroAhead; 0: none); zeroed is where the zeros written so far end.
 	ahead, zeroed int64
 }
 

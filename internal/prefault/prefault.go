@@ -9,14 +9,14 @@
 // read faults the pages in as before.
 package prefault
 
-// min is the smallest buffer worth the call: below it, the faults the
-// call saves cost less than the call.
-const min = 1 << 20
+// minSize is the smallest buffer worth the call: below it, the faults
+// the call saves cost less than the call.
+const minSize = 1 << 20
 
 // Bytes has the kernel provide the whole pages of b now. It never fails:
 // what it cannot do is left to the page faults.
 func Bytes(b []byte) {
-	if len(b) < min {
+	if len(b) < minSize {
 		return
 	}
 	populate(b)

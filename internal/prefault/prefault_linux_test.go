@@ -30,7 +30,7 @@ func TestBytesProvidesThePages(t *testing.T) {
 		want func(pages int) int
 	}{
 		{8 << 20, func(pages int) int { return pages }},
-		{min / 2, func(int) int { return 0 }},
+		{minSize / 2, func(int) int { return 0 }},
 	} {
 		b, err := unix.Mmap(-1, 0, c.size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 		if err != nil {
